@@ -1,0 +1,179 @@
+/* Comm: MPI start-up and shutdown, the two error paths, and the reductions (see comm.h).  This and the other
+ * files of decomposition/ are the only ones that call MPI. */
+#include "comm_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+shard_comm *shard_comm_init(int *argc, char ***argv)
+{
+    int ok = 0;
+    MPI_Initialized(&ok);
+    if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "shard: error: MPI_Init failed\n");
+        exit(SHARD_EXIT_INTERNAL);
+    }
+    shard_comm *c = shard_calloc(1, sizeof *c);
+    c->world = MPI_COMM_WORLD;
+    MPI_Comm_set_errhandler(c->world, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c->world, &c->rank);
+    MPI_Comm_size(c->world, &c->size);
+    return c;
+}
+
+void shard_comm_finalize(shard_comm **c)
+{
+    if (!c || !*c)
+        return;
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin)
+        MPI_Finalize();
+    free(*c);
+    *c = NULL;
+}
+
+int shard_comm_rank(const shard_comm *c) { return c->rank; }
+int shard_comm_size(const shard_comm *c) { return c->size; }
+double shard_wtime(void) { return MPI_Wtime(); }
+
+void shard_comm_library_version(char *buf, size_t len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    MPI_Get_library_version(v, &n);
+    char *nl = strchr(v, ',');
+    if (nl)
+        *nl = '\0';
+    snprintf(buf, len, "%s", v);
+}
+
+void shard_fail_all(shard_comm *c, int code, const char *msg)
+{
+    if (c->rank == 0) {
+        fprintf(stderr, "shard: error: %s\n", msg);
+        fflush(stderr);
+    }
+    fflush(stdout);
+    MPI_Barrier(c->world);
+    MPI_Finalize();
+    exit(code);
+}
+
+void shard_fail_one_at(shard_comm *c, int code, const char *file, int line, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "shard: error on rank %d: %s [%s:%d]\n", c ? c->rank : -1, msg, file, line);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+void shard_mpi_check_at(shard_comm *c, int rc, const char *call, const char *file, int line)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, s, &n);
+    shard_fail_one_at(c, SHARD_EXIT_INTERNAL, file, line, "%s failed: %s", call, s);
+}
+
+int shard_comm_agree(shard_comm *c, shard_error *err, int root)
+{
+    SHARD_MPI(c, MPI_Bcast(err, (int)sizeof *err, MPI_BYTE, root, c->world));
+    return err->code;
+}
+
+int shard_comm_any_error(shard_comm *c, shard_error *err)
+{
+    int mine = err->code ? c->rank : c->size, first = c->size;
+    SHARD_MPI(c, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->world));
+    if (first == c->size)
+        return 0;
+    return shard_comm_agree(c, err, first);
+}
+
+void shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, int root)
+{
+    char *p = buf;
+    while (bytes > 0) {
+        int chunk = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+        SHARD_MPI(c, MPI_Bcast(p, chunk, MPI_BYTE, root, c->world));
+        p += chunk;
+        bytes -= (size_t)chunk;
+    }
+}
+
+double shard_comm_max(shard_comm *c, double v)
+{
+    double r = v;
+    SHARD_MPI(c, MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, c->world));
+    return r;
+}
+
+double shard_comm_min(shard_comm *c, double v)
+{
+    double r = v;
+    SHARD_MPI(c, MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MIN, c->world));
+    return r;
+}
+
+void shard_comm_sum(shard_comm *c, double *v, int n)
+{
+    SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->world));
+}
+
+void shard_comm_max_ints(shard_comm *c, int *v, int n)
+{
+    SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, c->world));
+}
+
+uint64_t shard_comm_sum_u64(shard_comm *c, uint64_t v)
+{
+    uint64_t r = v;
+    SHARD_MPI(c, MPI_Allreduce(&v, &r, 1, MPI_UINT64_T, MPI_SUM, c->world));
+    return r;
+}
+
+int64_t shard_comm_sum_i64(shard_comm *c, int64_t v)
+{
+    int64_t r = v;
+    SHARD_MPI(c, MPI_Allreduce(&v, &r, 1, MPI_INT64_T, MPI_SUM, c->world));
+    return r;
+}
+
+void shard_comm_gather(shard_comm *c, const double *local, int n, double *all)
+{
+    SHARD_MPI(c, MPI_Gather(local, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, c->world));
+}
+
+void shard_comm_barrier(shard_comm *c) { SHARD_MPI(c, MPI_Barrier(c->world)); }
+
+void shard_mpi_send_big(shard_comm *c, const void *buf, size_t bytes, int dest, int tag)
+{
+    const char *p = buf;
+    do {
+        int chunk = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+        SHARD_MPI(c, MPI_Send(p, chunk, MPI_BYTE, dest, tag, c->world));
+        p += chunk;
+        bytes -= (size_t)chunk;
+    } while (bytes > 0);
+}
+
+void shard_mpi_recv_big(shard_comm *c, void *buf, size_t bytes, int src, int tag)
+{
+    char *p = buf;
+    do {
+        int chunk = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+        SHARD_MPI(c, MPI_Recv(p, chunk, MPI_BYTE, src, tag, c->world, MPI_STATUS_IGNORE));
+        p += chunk;
+        bytes -= (size_t)chunk;
+    } while (bytes > 0);
+}

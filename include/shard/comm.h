@@ -1,0 +1,52 @@
+/* Comm: the ranks, and every collective decision Shard takes (decomposition/comm.c).
+ *
+ * This header is the only window the rest of the code has on MPI, and it does not include mpi.h: physics and
+ * I/O code receive arrays, the driver calls these functions between phases.  Errors follow two rules
+ * (docs/architecture.md): a fault every rank sees at the same call ends the run with shard_fail_all (rank 0
+ * prints, all ranks exit with the same code); a fault only one rank sees either becomes global through
+ * shard_comm_agree / shard_comm_any_error first, or ends the run with shard_fail_one (MPI_Abort).
+ */
+#ifndef SHARD_COMM_H
+#define SHARD_COMM_H
+
+#include "shard/base.h"
+
+typedef struct shard_comm shard_comm;
+
+/* Initialises MPI (MPI_ERRORS_RETURN on the world communicator). Collective. */
+shard_comm *shard_comm_init(int *argc, char ***argv);
+/* Finalises MPI; NULL-safe, nulls the pointer. Collective. */
+void shard_comm_finalize(shard_comm **c);
+
+int shard_comm_rank(const shard_comm *c);
+int shard_comm_size(const shard_comm *c);
+double shard_wtime(void);
+/* "Open MPI v4.1.4, ..." for --version. Local. */
+void shard_comm_library_version(char *buf, size_t len);
+
+/* Collective: rank 0 prints "shard: error: <msg>" once; every rank finalises and exits with `code`. */
+_Noreturn void shard_fail_all(shard_comm *c, int code, const char *msg);
+/* Local: prints "shard: error on rank N: <msg> [file:line]" and aborts every rank with `code`. */
+_Noreturn void shard_fail_one_at(shard_comm *c, int code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define shard_fail_one(c, code, ...) shard_fail_one_at((c), (code), __FILE__, __LINE__, __VA_ARGS__)
+
+/* Collective: every rank gets root's error record; returns its code (0 = no error). */
+int shard_comm_agree(shard_comm *c, shard_error *err, int root);
+/* Collective: if any rank has err->code != 0, every rank gets the record of the lowest such rank. */
+int shard_comm_any_error(shard_comm *c, shard_error *err);
+
+/* Collective broadcasts and reductions. Floating-point sums are for diagnostics only (their rounding depends
+ * on the rank count); anything that changes state uses min / max or integer sums, which are exact. */
+void shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, int root);
+double shard_comm_max(shard_comm *c, double v);
+double shard_comm_min(shard_comm *c, double v);
+void shard_comm_sum(shard_comm *c, double *v, int n);
+void shard_comm_max_ints(shard_comm *c, int *v, int n);
+uint64_t shard_comm_sum_u64(shard_comm *c, uint64_t v);
+int64_t shard_comm_sum_i64(shard_comm *c, int64_t v);
+/* Rank 0 receives every rank's n values (size * n doubles in rank order); other ranks may pass NULL. */
+void shard_comm_gather(shard_comm *c, const double *local, int n, double *all);
+void shard_comm_barrier(shard_comm *c);
+
+#endif

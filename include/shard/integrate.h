@@ -1,0 +1,27 @@
+/* Integrate: velocity Verlet (kick-drift-kick) for owned particles, prescribed velocities, and the state
+ * hash.
+ *
+ *   v(n+1/2) = v(n) + dt/2 a(n);  x(n+1) = x(n) + dt v(n+1/2);  a(n+1) = f(x(n+1), v(n+1/2)) / m + g;
+ *   v(n+1) = v(n+1/2) + dt/2 a(n+1)
+ * (digest §2.4.8, eq. 6.10).  Velocity-dependent forces (damping, contact damping and friction) see the
+ * half-step velocity.  Particles with a prescribed velocity move with it exactly.
+ */
+#ifndef SHARD_INTEGRATE_H
+#define SHARD_INTEGRATE_H
+
+#include "shard/particles.h"
+
+/* v += h a for owned particles; prescribed ones get v = vpres. Local. */
+void shard_integrate_kick(shard_particles *p, double h);
+/* x += dt v for owned particles. Local. */
+void shard_integrate_drift(shard_particles *p, double dt);
+/* a = f / m + g for owned particles. Local. */
+void shard_integrate_accel(shard_particles *p, const double *f, const double g[3]);
+/* Largest squared displacement since the last contact build, or +inf if any position is not finite. Local. */
+double shard_integrate_max_move2(const shard_particles *p);
+
+/* Order-independent 64-bit hash of the owned particles' (gid, x, v): the sum mod 2^64 of a strong per-particle
+ * hash.  The sum over ranks (integer, so exact) is the state hash of the run, equal for any partition. */
+uint64_t shard_state_hash_local(const shard_particles *p);
+
+#endif

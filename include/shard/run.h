@@ -1,0 +1,65 @@
+/* Run: the driver.  A simulation object built from a scene, stepped, reported on.
+ *
+ * The driver owns the order of one time step (docs/architecture.md) and the start-up sequence: read the scene
+ * on rank 0 and broadcast its text, parse it everywhere, sample and bond it on rank 0, partition and
+ * distribute, then precompute the solid's moment matrices.  Between phases it calls decomposition/ for
+ * exchanges and reductions; it never calls MPI itself.  Tests build several simulations in one process.
+ */
+#ifndef SHARD_RUN_H
+#define SHARD_RUN_H
+
+#include "shard/comm.h"
+#include "shard/particles.h"
+#include "shard/scene.h"
+
+/* Command-line overrides of the scene's run section (negative / NULL = not given). */
+typedef struct shard_overrides {
+    long steps;
+    double until;
+    double dt;
+    const char *out_dir;
+} shard_overrides;
+
+shard_overrides shard_default_overrides(void);
+
+typedef struct shard_sim shard_sim;
+
+/* Collective.  Builds a simulation from the scene text (rank 0's copy; other ranks may pass NULL text) read
+ * from `path`.  On bad input returns NULL with the same *err on every rank. */
+shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
+                            const shard_overrides *ov, shard_error *err);
+/* Collective: reads the scene file on rank 0 and calls shard_sim_create. */
+shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err);
+
+/* Collective: advances one step. */
+void shard_sim_step(shard_sim *s);
+/* Collective: advances to the end of the run, printing progress on rank 0 unless quiet. */
+void shard_sim_run(shard_sim *s, int quiet);
+/* Collective: the state hash (same value on every rank). */
+uint64_t shard_sim_hash(shard_sim *s);
+/* Collective: the end-of-run table on rank 0's stdout. */
+void shard_sim_report(shard_sim *s);
+/* Collective: rank 0 prints the scene summary (`shard check`). */
+void shard_sim_summary(shard_sim *s);
+
+typedef struct shard_diag {
+    double kinetic, elastic;   /* J */
+    double momentum[3];        /* kg m/s */
+    double max_speed;          /* m/s */
+    int64_t contacts;          /* active particle-particle + obstacle contacts at the last force evaluation */
+} shard_diag;
+/* Collective: global diagnostics (floating-point sums: for reporting only). */
+shard_diag shard_sim_diagnostics(shard_sim *s);
+
+const shard_particles *shard_sim_particles(const shard_sim *s);
+const shard_scene *shard_sim_scene(const shard_sim *s);
+double shard_sim_time(const shard_sim *s);
+double shard_sim_dt(const shard_sim *s);
+long shard_sim_step_index(const shard_sim *s);
+long shard_sim_total_steps(const shard_sim *s);
+int64_t shard_sim_total_particles(const shard_sim *s);
+
+/* Collective; NULL-safe; nulls the pointer. */
+void shard_sim_destroy(shard_sim **s);
+
+#endif

@@ -1,0 +1,33 @@
+/* Sample: turns a scene's bodies into lattice particles with global ids.
+ *
+ * Every shape is filled with the same simple-cubic lattice: p = o + (i + 1/2, j + 1/2, k + 1/2) * spacing,
+ * with o the shape's bounding-box minimum, keeping the points inside the shape (meshes: io/mesh.h).  Global
+ * ids are assigned body by body, then z, y, x (x fastest), so they do not depend on the number of ranks.
+ * Initial velocities (linear + angular about the centre of the body's particles) and constraint flags are
+ * set here.  Runs on one rank (the partitioner's); knows nothing about ranks.
+ */
+#ifndef SHARD_SAMPLE_H
+#define SHARD_SAMPLE_H
+
+#include "shard/scene.h"
+
+typedef struct shard_sampled {
+    size_t n;
+    double *X;          /* 3n rest positions */
+    double *v;          /* 3n initial velocities */
+    int32_t *body;      /* n */
+    uint32_t *flags;    /* n (SHARD_PF_*) */
+    double *vpres;      /* 3n prescribed velocities */
+    int64_t *body_start;/* n_bodies + 1: body b owns ids [body_start[b], body_start[b+1]) */
+    int n_bodies;
+} shard_sampled;
+
+/* Samples every body.  Errors (unreadable or open mesh, a body with no particle) name file, line and key.
+ * Returns 0 or SHARD_EXIT_INPUT. Local. */
+int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err);
+void shard_sampled_free(shard_sampled *s);
+
+/* Lattice points of one primitive shape (box, sphere, cylinder) into a new array (caller frees). Local. */
+void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n);
+
+#endif

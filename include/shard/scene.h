@@ -1,0 +1,131 @@
+/* Scene: the in-memory form of a YAML scene file, and its parser.
+ *
+ * The scene module owns parsing and validation of everything that can be checked from the text alone (syntax,
+ * unknown keys, types, ranges, references between sections).  It does not read meshes or sample particles
+ * (sample.h, io/mesh.h) and knows nothing about ranks: every rank parses the same text and so reaches the same
+ * verdict.  Every value keeps the file location it came from so later stages (sampling, setup) can report
+ * errors with file, line and key.  docs/scenes.md lists every key with its unit, default and range.
+ */
+#ifndef SHARD_SCENE_H
+#define SHARD_SCENE_H
+
+#include "shard/base.h"
+
+#define SHARD_NAME_MAX 64
+#define SHARD_PATH_MAX 1024
+
+typedef enum shard_shape_kind {
+    SHARD_SHAPE_BOX = 0,
+    SHARD_SHAPE_SPHERE,
+    SHARD_SHAPE_CYLINDER,
+    SHARD_SHAPE_MESH,
+} shard_shape_kind;
+
+/* A solid region of space: a body's shape, or a region for a boundary condition. */
+typedef struct shard_shape {
+    shard_shape_kind kind;
+    double min[3], max[3];    /* box: axis-aligned corners, min < max */
+    double center[3];         /* sphere */
+    double radius;            /* sphere, cylinder (> 0) */
+    double p0[3], p1[3];      /* cylinder: centres of the two end caps */
+    char file[SHARD_PATH_MAX];/* mesh: path as resolved (relative paths are taken from the scene's folder) */
+    double scale;             /* mesh: uniform scale applied first (default 1) */
+    double translate[3];      /* mesh: then this translation (default 0) */
+    shard_src_loc loc;        /* the shape's node, key e.g. "bodies[0].shape" */
+    shard_src_loc file_loc;   /* mesh: the file value, key "bodies[0].shape.mesh.file" */
+} shard_shape;
+
+typedef struct shard_material {
+    char name[SHARD_NAME_MAX];
+    double density;          /* kg/m^3, > 0 */
+    double E;                /* Young's modulus, Pa, > 0 */
+    double nu;               /* Poisson ratio, in (-1, 0.5) */
+    double volume_stiffness; /* k_v, Pa, >= 0 (default 0) */
+    double damping;          /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
+    double yield;            /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */
+    double creep;            /* plastic creep rate, 1/s, >= 0 (default 0: no plasticity) */
+    double max_plastic;      /* cap on the norm of the plastic strain, >= 0 (default 0: no plasticity) */
+    double contact_stiffness;/* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
+    double contact_damping;  /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
+    double friction;         /* Coulomb coefficient, >= 0 (default 0.5) */
+    shard_src_loc loc;       /* the material's node, key "materials.<name>" */
+} shard_material;
+
+/* A region of a body whose particles have a prescribed velocity for the whole run (0,0,0 = fixed). */
+typedef struct shard_constraint {
+    shard_shape region;
+    double velocity[3];
+    shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
+} shard_constraint;
+
+typedef struct shard_body_def {
+    char name[SHARD_NAME_MAX];
+    int material;            /* index into scene->materials */
+    shard_shape shape;
+    double spacing;          /* lattice spacing, m, > 0 */
+    double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
+    double velocity[3];      /* initial velocity, m/s */
+    double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles, rad/s */
+    int n_constraints;
+    shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
+    shard_src_loc loc;       /* key "bodies[i]" */
+} shard_body_def;
+
+typedef enum shard_obstacle_kind {
+    SHARD_OBSTACLE_PLANE = 0,  /* infinite half-space below the plane; particles stay on the normal's side */
+    SHARD_OBSTACLE_SPHERE,     /* solid ball */
+    SHARD_OBSTACLE_BOX,        /* solid axis-aligned box */
+} shard_obstacle_kind;
+
+typedef struct shard_obstacle_def {
+    char name[SHARD_NAME_MAX];  /* optional; "obstacles[i]" when not given */
+    shard_obstacle_kind kind;
+    double point[3], normal[3];  /* plane (normal normalised by the parser) */
+    double center[3], radius;    /* sphere */
+    double min[3], max[3];       /* box */
+    double velocity[3];          /* prescribed velocity, m/s (default 0: static) */
+    double friction;             /* Coulomb coefficient, >= 0 (default 0.5) */
+    double stiffness;            /* N/m, 0 = auto (from the touching particle's material) */
+    double damping;              /* fraction of critical, in [0, 1] (default 0.1) */
+    shard_src_loc loc;
+} shard_obstacle_def;
+
+typedef struct shard_run_def {
+    double gravity[3];        /* m/s^2 (default 0 0 -9.81) */
+    double end_time;          /* s; > 0 when given */
+    long steps;               /* > 0 when given; exactly one of end_time / steps (steps wins if both: error) */
+    double dt;                /* s; 0 = auto (CFL) */
+    double dt_safety;         /* CFL safety factor in (0, 1] (default 0.4) */
+    long diagnostics_every;   /* steps between diagnostic lines, >= 0 (default 0: only at the end) */
+    char output_dir[SHARD_PATH_MAX]; /* default "shard-out" */
+    double skin;              /* contact Verlet skin in units of the smallest spacing, > 0 (default 0.5) */
+    double svd_threshold;     /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
+    shard_src_loc steps_loc, end_time_loc, dt_loc;
+} shard_run_def;
+
+typedef struct shard_scene {
+    char path[SHARD_PATH_MAX];  /* the scene file as given (used in every message) */
+    char dir[SHARD_PATH_MAX];   /* its folder, for relative mesh paths */
+    char *text;                 /* the whole scene text (owned) */
+    size_t text_len;
+    shard_run_def run;
+    int n_materials;
+    shard_material *materials;
+    int n_bodies;
+    shard_body_def *bodies;
+    int n_obstacles;
+    shard_obstacle_def *obstacles;
+} shard_scene;
+
+/* Parses and validates `text` (the contents of `path`).  On success fills *scene (which takes a copy of the
+ * text) and returns 0; on failure frees what it built, fills err with a "file:line:col: key: message" text and
+ * returns SHARD_EXIT_INPUT.  Local (no MPI); every rank that calls it on the same text gets the same result. */
+int shard_scene_parse(const char *path, const char *text, size_t len, shard_scene *scene, shard_error *err);
+
+/* Frees everything the scene owns; NULL-safe; leaves *scene zeroed. */
+void shard_scene_free(shard_scene *scene);
+
+/* Inside test for a region (box, sphere, cylinder; not mesh). Local. */
+int shard_shape_contains(const shard_shape *s, const double p[3]);
+
+#endif

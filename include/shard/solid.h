@@ -1,0 +1,79 @@
+/* Solid: the meshless elastic / plastic solid of Mueller et al. 2004 (seeds/000-point-based.md).
+ *
+ * The module owns the per-particle continuum mechanics: the moment matrix A and its SVD pseudo-inverse (once,
+ * from rest positions), the MLS displacement and velocity gradients, Green strain, plasticity, stress, and the
+ * particle forces.  It reads owned + ghost arrays prepared by the driver and never communicates.
+ *
+ * Formulation (all sums over the bond partners j of i, in increasing global id; x_ij = X_j - X_i at rest):
+ *   w_ij   = (1 - |x_ij|^2 / h^2)^3                         poly6 shape; its constant cancels everywhere below
+ *   A_i    = sum w_ij x_ij x_ij^T,  A_i^+ by SVD (relative singular-value cut)          digest §2.4.2-2.4.3
+ *   J_i    = I + [sum w_ij (u_j - u_i) x_ij^T] A_i^+                                    J = I + grad(u)^T
+ *   Jdot_i = [sum w_ij (v_j - v_i) x_ij^T] A_i^+
+ *   E      = (J^T J - I) / 2          Green-Lagrange strain.  The thesis uses J^T J - I without the 1/2 together
+ *                                     with F = -2 v J sigma, which makes the material 4x stiffer than E says;
+ *                                     we keep the textbook strain and the exact energy derivative below.
+ *   plastic: Ee = E - Ep; if |Ee| > yield: Ep += (1 - exp(-creep dt)) (1 - yield/|Ee|) Ee; |Ep| capped at max
+ *   S      = lambda tr(Ee) I + 2 mu Ee + beta (lambda tr(Edot) I + 2 mu Edot),  Edot = sym(J^T Jdot)
+ *   P      = J S + k_v (det J - 1) cof(J)                   first Piola-Kirchhoff stress (+ volume term §2.6)
+ *   B_i    = v_i P_i A_i^+
+ *   f_i    = sum_j w_ij (B_i + B_j) x_ij                    exact -dW/du_i of W = sum v_i U(J_i)
+ * The last line is the gather form of the paper's scatter "f_j += F_e d_j, f_i += F_e d_i" (eq. 6.7-6.8): with
+ * symmetric bonds (one support radius per body) every term a particle receives is computed by its owner from
+ * its own and its partners' B, so no force is ever scattered to a ghost.  Edot is the rate of Green strain: it
+ * vanishes for rigid rotation, so the damping never damps rigid motion.
+ */
+#ifndef SHARD_SOLID_H
+#define SHARD_SOLID_H
+
+#include "shard/particles.h"
+
+/* Per-body constants of the solid model (one entry per body, indexed by particles->body). */
+typedef struct shard_solid_params {
+    double inv_h2;       /* 1 / h^2, h = support radius (m) */
+    double lambda, mu;   /* Lame constants (Pa) */
+    double kv;           /* volume stiffness (Pa) */
+    double beta;         /* stiffness-proportional damping time (s) */
+    double yield;        /* plastic yield on |Ee| (Frobenius norm) */
+    double creep;        /* 1/s */
+    double max_plastic;  /* cap on |Ep| */
+} shard_solid_params;
+
+/* Fills params from a material (E, nu) and support radius h. Local. */
+void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double kv, double beta, double yield,
+                             double creep, double max_plastic, double h);
+
+static inline double shard_solid_weight(double r2, double inv_h2)
+{
+    double q = 1.0 - r2 * inv_h2;
+    return q > 0.0 ? q * q * q : 0.0;
+}
+
+/* Moore-Penrose pseudo-inverse of a symmetric positive semi-definite 3x3 matrix (xx xy xz yy yz zz) by a
+ * Jacobi eigen-decomposition; eigenvalues below threshold * (largest) are dropped.  Returns the rank kept. */
+int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6]);
+
+/* Material point update: from J and Jdot (row-major 3x3) and the plastic strain (updated in place) gives the
+ * first Piola-Kirchhoff stress P (row-major) and the second one S (symmetric 6).  Local. */
+void shard_solid_material(const shard_solid_params *sp, const double J[9], const double Jdot[9], double eps_p[6],
+                          double dt, double P[9], double S[6]);
+
+/* A^+ for every owned particle from its bonds (rest positions of owned and bond-ghost particles). Local. */
+void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                         double svd_threshold);
+
+/* Pass 1 over owned particles: gradients, strain, plasticity (advances eps_p by dt), B.  Needs current x, v of
+ * owned and bond ghosts.  Local. */
+void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt);
+
+/* Pass 2 over owned particles: f[3*i..] = solid force (overwrites f).  Needs B of owned and bond ghosts. */
+void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f);
+
+/* Deformation gradient J of owned particle i from the current positions (used by tests and output). */
+void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, size_t i,
+                          double J[9]);
+
+/* Elastic energy sum_i v_i U_i of the owned particles at the current positions (plastic strain held fixed;
+ * U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2).  Diagnostics and tests. Local. */
+double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp);
+
+#endif

@@ -1,0 +1,222 @@
+/* Neighbour search: cell lists, reference bonds, contact candidates (see neighbor.h). */
+#include "shard/neighbor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int shard_neighbor_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void shard_cells_coord(const shard_cells *c, const double p[3], int64_t ijk[3])
+{
+    for (int k = 0; k < 3; k++)
+        ijk[k] = (int64_t)floor((p[k] - c->origin[k]) * c->inv_size);
+}
+
+static int64_t shard_cells_key(const shard_cells *c, const int64_t ijk[3])
+{
+    return ijk[0] + c->dims[0] * (ijk[1] + c->dims[1] * ijk[2]);
+}
+
+void shard_cells_build(shard_cells *c, size_t n, const double *x, double size)
+{
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            double v = x[3 * i + k];
+            if (i == 0 || v < lo[k]) lo[k] = v;
+            if (i == 0 || v > hi[k]) hi[k] = v;
+        }
+    c->n = n;
+    c->inv_size = 1.0 / size;
+    double cells = 1.0;
+    for (int k = 0; k < 3; k++) {
+        c->origin[k] = lo[k] - size;
+        c->dims[k] = (int64_t)floor((hi[k] - c->origin[k]) * c->inv_size) + 2;
+        cells *= (double)c->dims[k];
+    }
+    shard_reserve((void **)&c->order, &c->cap_order, n, sizeof *c->order);
+    shard_reserve((void **)&c->tmp, &c->cap_tmp, n, sizeof *c->tmp);
+    for (size_t i = 0; i < n; i++) {
+        int64_t ijk[3];
+        shard_cells_coord(c, x + 3 * i, ijk);
+        c->tmp[i] = shard_cells_key(c, ijk);
+    }
+    c->dense = cells <= 8.0 * (double)n + 4096.0;
+    if (c->dense) {
+        c->n_cells = (size_t)cells;
+        shard_reserve((void **)&c->start, &c->cap_start, c->n_cells + 1, sizeof *c->start);
+        memset(c->start, 0, (c->n_cells + 1) * sizeof *c->start);
+        for (size_t i = 0; i < n; i++)
+            c->start[c->tmp[i] + 1]++;
+        for (size_t k = 0; k < c->n_cells; k++)
+            c->start[k + 1] += c->start[k];
+        /* counting sort, stable: points keep increasing index order inside a cell */
+        for (size_t i = 0; i < n; i++)
+            c->order[c->start[c->tmp[i]]++] = (int32_t)i;
+        for (size_t k = c->n_cells; k > 0; k--)
+            c->start[k] = c->start[k - 1];
+        c->start[0] = 0;
+    } else {
+        /* Sparse: sort (key, index) pairs packed as key * n + index would overflow; sort keys with indices. */
+        int64_t *pairs = shard_malloc(2 * n * sizeof *pairs);
+        for (size_t i = 0; i < n; i++)
+            pairs[2 * i] = c->tmp[i], pairs[2 * i + 1] = (int64_t)i;
+        qsort(pairs, n, 2 * sizeof *pairs, shard_neighbor_cmp_i64); /* compares the key (first member) */
+        shard_reserve((void **)&c->keys, &c->cap_keys, n, sizeof *c->keys);
+        shard_reserve((void **)&c->start, &c->cap_start, n + 1, sizeof *c->start);
+        c->n_keys = 0;
+        for (size_t i = 0; i < n; i++) {
+            c->order[i] = (int32_t)pairs[2 * i + 1];
+            if (i == 0 || pairs[2 * i] != pairs[2 * i - 2]) {
+                c->keys[c->n_keys] = pairs[2 * i];
+                c->start[c->n_keys++] = (int64_t)i;
+            }
+        }
+        c->start[c->n_keys] = (int64_t)n;
+        free(pairs);
+    }
+}
+
+void shard_cells_range(const shard_cells *c, int64_t ix, int64_t iy, int64_t iz, int64_t *s, int64_t *e)
+{
+    *s = *e = 0;
+    if (ix < 0 || iy < 0 || iz < 0 || ix >= c->dims[0] || iy >= c->dims[1] || iz >= c->dims[2])
+        return;
+    int64_t ijk[3] = {ix, iy, iz}, key = shard_cells_key(c, ijk);
+    if (c->dense) {
+        *s = c->start[key], *e = c->start[key + 1];
+        return;
+    }
+    size_t lo = 0, hi = c->n_keys;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->n_keys && c->keys[lo] == key)
+        *s = c->start[lo], *e = c->start[lo + 1];
+}
+
+void shard_cells_free(shard_cells *c)
+{
+    if (!c)
+        return;
+    free(c->start), free(c->keys), free(c->order), free(c->tmp);
+    memset(c, 0, sizeof *c);
+}
+
+static int shard_neighbor_cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t *body_start, const double *h,
+                          shard_csr *bonds)
+{
+    shard_csr_reserve(bonds, n, n * 16);
+    bonds->n = n;
+    bonds->start[0] = 0;
+    size_t nb = 0;
+    shard_cells cells = {0};
+    for (int b = 0; b < n_bodies; b++) {
+        size_t s0 = (size_t)body_start[b], s1 = (size_t)body_start[b + 1];
+        const double *Xb = X + 3 * s0;
+        double h2 = h[b] * h[b];
+        shard_cells_build(&cells, s1 - s0, Xb, h[b]);
+        for (size_t i = 0; i < s1 - s0; i++) {
+            int64_t ijk[3];
+            shard_cells_coord(&cells, Xb + 3 * i, ijk);
+            size_t row0 = nb;
+            for (int dz = -1; dz <= 1; dz++)
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int64_t s, e;
+                        shard_cells_range(&cells, ijk[0] + dx, ijk[1] + dy, ijk[2] + dz, &s, &e);
+                        for (int64_t q = s; q < e; q++) {
+                            size_t j = (size_t)cells.order[q];
+                            if (j == i)
+                                continue;
+                            double d0 = Xb[3 * j] - Xb[3 * i], d1 = Xb[3 * j + 1] - Xb[3 * i + 1],
+                                   d2 = Xb[3 * j + 2] - Xb[3 * i + 2];
+                            if (d0 * d0 + d1 * d1 + d2 * d2 < h2) {
+                                if (nb >= bonds->cap)
+                                    shard_reserve((void **)&bonds->idx, &bonds->cap, nb + 1, sizeof *bonds->idx);
+                                bonds->idx[nb++] = (int32_t)(s0 + j);
+                            }
+                        }
+                    }
+            qsort(bonds->idx + row0, nb - row0, sizeof *bonds->idx, shard_neighbor_cmp_i32);
+            bonds->start[s0 + i + 1] = (int64_t)nb;
+        }
+    }
+    shard_cells_free(&cells);
+}
+
+/* Sort key for contact rows: partner global id. */
+typedef struct shard_neighbor_pair {
+    int64_t gid;
+    int32_t idx;
+} shard_neighbor_pair;
+
+static int shard_neighbor_cmp_pair(const void *a, const void *b)
+{
+    int64_t x = ((const shard_neighbor_pair *)a)->gid, y = ((const shard_neighbor_pair *)b)->gid;
+    return (x > y) - (x < y);
+}
+
+void shard_neighbor_contacts(const shard_particles *p, const double *radius, double skin, shard_cells *cells,
+                             shard_csr *cand)
+{
+    double rmax = 0.0;
+    for (size_t i = 0; i < p->n_local; i++)
+        if (radius[p->body[i]] > rmax)
+            rmax = radius[p->body[i]];
+    shard_cells_build(cells, p->n_local, p->x, 2.0 * rmax + skin);
+    shard_csr_reserve(cand, p->n_owned, cand->cap ? cand->cap : 64);
+    cand->n = p->n_owned;
+    cand->start[0] = 0;
+    size_t nc = 0;
+    shard_neighbor_pair *row = NULL;
+    size_t row_cap = 0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const double *xi = p->x + 3 * i;
+        int32_t bi = p->body[i];
+        double ri = radius[bi] + skin;
+        int64_t ijk[3];
+        shard_cells_coord(cells, xi, ijk);
+        size_t nrow = 0;
+        for (int dz = -1; dz <= 1; dz++)
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    int64_t s, e;
+                    shard_cells_range(cells, ijk[0] + dx, ijk[1] + dy, ijk[2] + dz, &s, &e);
+                    for (int64_t q = s; q < e; q++) {
+                        size_t j = (size_t)cells->order[q];
+                        if (p->body[j] == bi)
+                            continue;
+                        const double *xj = p->x + 3 * j;
+                        double d0 = xj[0] - xi[0], d1 = xj[1] - xi[1], d2 = xj[2] - xi[2];
+                        double cut = ri + radius[p->body[j]];
+                        if (d0 * d0 + d1 * d1 + d2 * d2 < cut * cut) {
+                            shard_reserve((void **)&row, &row_cap, nrow + 1, sizeof *row);
+                            row[nrow++] = (shard_neighbor_pair){p->gid[j], (int32_t)j};
+                        }
+                    }
+                }
+        if (nrow > 1)
+            qsort(row, nrow, sizeof row[0], shard_neighbor_cmp_pair);
+        shard_reserve((void **)&cand->idx, &cand->cap, nc + nrow, sizeof *cand->idx);
+        for (size_t k = 0; k < nrow; k++)
+            cand->idx[nc++] = row[k].idx;
+        cand->start[i + 1] = (int64_t)nc;
+    }
+    free(row);
+}

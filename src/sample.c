@@ -1,0 +1,151 @@
+/* Sampling bodies into lattice particles (see sample.h). */
+#include "shard/sample.h"
+
+#include "shard/mesh.h"
+#include "shard/particles.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void shard_sample_bounds(const shard_shape *s, double lo[3], double hi[3])
+{
+    switch (s->kind) {
+    case SHARD_SHAPE_BOX:
+        memcpy(lo, s->min, sizeof s->min), memcpy(hi, s->max, sizeof s->max);
+        break;
+    case SHARD_SHAPE_SPHERE:
+        for (int k = 0; k < 3; k++)
+            lo[k] = s->center[k] - s->radius, hi[k] = s->center[k] + s->radius;
+        break;
+    case SHARD_SHAPE_CYLINDER: {
+        double a[3] = {s->p1[0] - s->p0[0], s->p1[1] - s->p0[1], s->p1[2] - s->p0[2]};
+        double L = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        for (int k = 0; k < 3; k++) {
+            double ak = a[k] / L, e = s->radius * sqrt(fmax(0.0, 1.0 - ak * ak));
+            lo[k] = fmin(s->p0[k], s->p1[k]) - e;
+            hi[k] = fmax(s->p0[k], s->p1[k]) + e;
+        }
+        break;
+    }
+    default:
+        lo[0] = lo[1] = lo[2] = hi[0] = hi[1] = hi[2] = 0.0;
+    }
+}
+
+void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n)
+{
+    double lo[3], hi[3];
+    shard_sample_bounds(shape, lo, hi);
+    int64_t dim[3];
+    for (int k = 0; k < 3; k++)
+        dim[k] = (int64_t)ceil((hi[k] - lo[k]) / spacing);
+    size_t cap = 0, m = 0;
+    double *pts = NULL;
+    for (int64_t k = 0; k < dim[2]; k++)
+        for (int64_t j = 0; j < dim[1]; j++)
+            for (int64_t i = 0; i < dim[0]; i++) {
+                double p[3] = {lo[0] + ((double)i + 0.5) * spacing, lo[1] + ((double)j + 0.5) * spacing,
+                               lo[2] + ((double)k + 0.5) * spacing};
+                if (!shard_shape_contains(shape, p))
+                    continue;
+                shard_reserve((void **)&pts, &cap, 3 * (m + 1), sizeof *pts);
+                memcpy(pts + 3 * m++, p, sizeof p);
+            }
+    *points = pts;
+    *n = m;
+}
+
+static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, double **pts, size_t *n,
+                             shard_error *err)
+{
+    if (b->shape.kind != SHARD_SHAPE_MESH) {
+        shard_sample_shape(&b->shape, b->spacing, pts, n);
+        return 0;
+    }
+    shard_mesh mesh = {0};
+    int rc = shard_mesh_read(b->shape.file, scene->path, &b->shape.file_loc, &mesh, err);
+    if (!rc)
+        rc = shard_mesh_check_closed(&mesh, b->shape.file, scene->path, &b->shape.file_loc, err);
+    if (!rc) {
+        shard_mesh_transform(&mesh, b->shape.scale, b->shape.translate);
+        shard_mesh_sample(&mesh, b->spacing, pts, n);
+    }
+    shard_mesh_free(&mesh);
+    return rc;
+}
+
+int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->n_bodies = scene->n_bodies;
+    out->body_start = shard_calloc((size_t)scene->n_bodies + 1, sizeof *out->body_start);
+    size_t cap = 0;
+    for (int bi = 0; bi < scene->n_bodies; bi++) {
+        const shard_body_def *b = &scene->bodies[bi];
+        double *pts = NULL;
+        size_t m = 0;
+        int rc = shard_sample_body(scene, b, &pts, &m, err);
+        if (rc) {
+            shard_sampled_free(out);
+            return rc;
+        }
+        if (m == 0) {
+            free(pts);
+            shard_sampled_free(out);
+            return shard_error_at(err, scene->path, &b->shape.loc,
+                                  "body '%s' samples to zero particles (spacing %g is too coarse for its shape)",
+                                  b->name, b->spacing);
+        }
+        size_t n0 = out->n, n1 = n0 + m;
+        if (n1 > cap) {
+            cap = n1 + n1 / 2;
+            out->X = shard_realloc(out->X, 3 * cap * sizeof *out->X);
+            out->v = shard_realloc(out->v, 3 * cap * sizeof *out->v);
+            out->vpres = shard_realloc(out->vpres, 3 * cap * sizeof *out->vpres);
+            out->body = shard_realloc(out->body, cap * sizeof *out->body);
+            out->flags = shard_realloc(out->flags, cap * sizeof *out->flags);
+        }
+        memcpy(out->X + 3 * n0, pts, 3 * m * sizeof *pts);
+        free(pts);
+        /* Angular velocity is about the centre of the sampled particles (summed in id order). */
+        double c[3] = {0, 0, 0};
+        for (size_t i = n0; i < n1; i++)
+            for (int k = 0; k < 3; k++)
+                c[k] += out->X[3 * i + k];
+        for (int k = 0; k < 3; k++)
+            c[k] /= (double)m;
+        const double *w = b->angular_velocity;
+        for (size_t i = n0; i < n1; i++) {
+            const double *X = out->X + 3 * i;
+            double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
+            double *v = out->v + 3 * i;
+            v[0] = b->velocity[0] + w[1] * r[2] - w[2] * r[1];
+            v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
+            v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
+            out->body[i] = bi;
+            out->flags[i] = 0;
+            out->vpres[3 * i] = out->vpres[3 * i + 1] = out->vpres[3 * i + 2] = 0.0;
+            for (int k = 0; k < b->n_constraints; k++) {
+                const shard_constraint *con = &b->constraints[k];
+                if (shard_shape_contains(&con->region, X)) {
+                    out->flags[i] |= SHARD_PF_PRESCRIBED;
+                    memcpy(out->vpres + 3 * i, con->velocity, sizeof con->velocity);
+                }
+            }
+            if (out->flags[i] & SHARD_PF_PRESCRIBED)
+                memcpy(v, out->vpres + 3 * i, 3 * sizeof *v);
+        }
+        out->n = n1;
+        out->body_start[bi + 1] = (int64_t)n1;
+    }
+    return 0;
+}
+
+void shard_sampled_free(shard_sampled *s)
+{
+    if (!s)
+        return;
+    free(s->X), free(s->v), free(s->vpres), free(s->body), free(s->flags), free(s->body_start);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,291 @@
+/* Solid: Mueller et al. 2004 meshless elasticity and plasticity (formulation in solid.h; digest
+ * seeds/000-point-based.md §2.4 and §2.6).  Kernels take arrays and a per-body parameter table, loop over owned
+ * particles, and write only to the particle they visit. */
+#include "shard/solid.h"
+
+#include <math.h>
+#include <string.h>
+
+void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double kv, double beta, double yield,
+                             double creep, double max_plastic, double h)
+{
+    sp->inv_h2 = 1.0 / (h * h);
+    sp->lambda = E * nu / ((1.0 + nu) * (1.0 - 2.0 * nu));
+    sp->mu = E / (2.0 * (1.0 + nu));
+    sp->kv = kv;
+    sp->beta = beta;
+    sp->yield = yield;
+    sp->creep = creep;
+    sp->max_plastic = max_plastic;
+}
+
+/* Symmetric 3x3 in 6-component order (xx xy xz yy yz zz) <-> full row-major. */
+static void shard_solid_sym_to_full(const double s[6], double m[9])
+{
+    m[0] = s[0], m[1] = s[1], m[2] = s[2];
+    m[3] = s[1], m[4] = s[3], m[5] = s[4];
+    m[6] = s[2], m[7] = s[4], m[8] = s[5];
+}
+
+int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6])
+{
+    /* Cyclic Jacobi: a fixed sweep order and a fixed stopping rule keep the result identical on every rank. */
+    double a[9], V[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    shard_solid_sym_to_full(A, a);
+    for (int sweep = 0; sweep < 50; sweep++) {
+        double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
+        double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+        if (off <= 1e-30 * diag || off == 0.0)
+            break;
+        static const int pq[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        for (int r = 0; r < 3; r++) {
+            int p = pq[r][0], q = pq[r][1];
+            double apq = a[3 * p + q];
+            if (apq == 0.0)
+                continue;
+            double theta = (a[3 * q + q] - a[3 * p + p]) / (2.0 * apq);
+            double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+            double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+            for (int k = 0; k < 3; k++) { /* a = a G */
+                double akp = a[3 * k + p], akq = a[3 * k + q];
+                a[3 * k + p] = c * akp - s * akq;
+                a[3 * k + q] = s * akp + c * akq;
+            }
+            for (int k = 0; k < 3; k++) { /* a = G^T a */
+                double apk = a[3 * p + k], aqk = a[3 * q + k];
+                a[3 * p + k] = c * apk - s * aqk;
+                a[3 * q + k] = s * apk + c * aqk;
+            }
+            for (int k = 0; k < 3; k++) { /* V = V G */
+                double vkp = V[3 * k + p], vkq = V[3 * k + q];
+                V[3 * k + p] = c * vkp - s * vkq;
+                V[3 * k + q] = s * vkp + c * vkq;
+            }
+        }
+    }
+    double ev[3] = {a[0], a[4], a[8]};
+    double emax = fmax(fabs(ev[0]), fmax(fabs(ev[1]), fabs(ev[2])));
+    double inv[3];
+    int rank = 0;
+    for (int k = 0; k < 3; k++) {
+        /* A is positive semi-definite: a negative eigenvalue is round-off and is dropped like a small one. */
+        if (emax > 0.0 && ev[k] > threshold * emax) {
+            inv[k] = 1.0 / ev[k];
+            rank++;
+        } else {
+            inv[k] = 0.0;
+        }
+    }
+    /* Ainv = V diag(inv) V^T */
+    static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    for (int m = 0; m < 6; m++) {
+        int r = idx[m][0], c = idx[m][1];
+        Ainv[m] = V[3 * r + 0] * inv[0] * V[3 * c + 0] + V[3 * r + 1] * inv[1] * V[3 * c + 1] +
+                  V[3 * r + 2] * inv[2] * V[3 * c + 2];
+    }
+    return rank;
+}
+
+void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                         double svd_threshold)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const double *Xi = p->X + 3 * i;
+        double inv_h2 = sp[p->body[i]].inv_h2;
+        double A[6] = {0, 0, 0, 0, 0, 0};
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+            const double *Xj = p->X + 3 * (size_t)bonds->idx[b];
+            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+            double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+            A[0] += w * d0 * d0, A[1] += w * d0 * d1, A[2] += w * d0 * d2;
+            A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
+        }
+        shard_sym3_pinv(A, svd_threshold, p->Ainv + 6 * i);
+    }
+}
+
+/* out = M * S for row-major M and symmetric S (6). */
+static inline void shard_solid_mul_sym(const double M[9], const double S[6], double out[9])
+{
+    double s[9];
+    shard_solid_sym_to_full(S, s);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            out[3 * r + c] = M[3 * r + 0] * s[0 + c] + M[3 * r + 1] * s[3 + c] + M[3 * r + 2] * s[6 + c];
+}
+
+static inline double shard_solid_norm6(const double e[6])
+{
+    return sqrt(e[0] * e[0] + e[3] * e[3] + e[5] * e[5] + 2.0 * (e[1] * e[1] + e[2] * e[2] + e[4] * e[4]));
+}
+
+void shard_solid_material(const shard_solid_params *sp, const double J[9], const double Jd[9], double eps_p[6],
+                          double dt, double P[9], double S[6])
+{
+    /* Green strain E = (J^T J - I)/2 and its rate sym(J^T Jdot), both symmetric. */
+    double E[6], Ed[6];
+    static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    for (int m = 0; m < 6; m++) {
+        int r = idx[m][0], c = idx[m][1];
+        double jtj = J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c];
+        double jtjd = J[r] * Jd[c] + J[3 + r] * Jd[3 + c] + J[6 + r] * Jd[6 + c];
+        double jdtj = Jd[r] * J[c] + Jd[3 + r] * J[3 + c] + Jd[6 + r] * J[6 + c];
+        E[m] = 0.5 * (jtj - (r == c ? 1.0 : 0.0));
+        Ed[m] = 0.5 * (jtjd + jdtj);
+    }
+    double Ee[6];
+    for (int m = 0; m < 6; m++)
+        Ee[m] = E[m] - eps_p[m];
+    if (sp->max_plastic > 0.0 && sp->creep > 0.0) {
+        /* Plastic flow towards the yield surface.  dEp/dt = creep * (1 - yield/|Ee|) Ee, integrated exactly over
+         * the step with E held fixed, so the result does not depend on dt the way the thesis's per-step
+         * "Ep += creep * Ee" does (digest §2.4.5 caveats b, d). */
+        double n = shard_solid_norm6(Ee);
+        if (n > sp->yield) {
+            double g = -expm1(-sp->creep * dt) * (1.0 - sp->yield / n);
+            for (int m = 0; m < 6; m++)
+                eps_p[m] += g * Ee[m];
+        }
+        double np = shard_solid_norm6(eps_p);
+        if (np > sp->max_plastic) {
+            double s = sp->max_plastic / np;
+            for (int m = 0; m < 6; m++)
+                eps_p[m] *= s;
+        }
+        for (int m = 0; m < 6; m++)
+            Ee[m] = E[m] - eps_p[m];
+    }
+    double tr = Ee[0] + Ee[3] + Ee[5], trd = Ed[0] + Ed[3] + Ed[5];
+    double lam = sp->lambda, mu2 = 2.0 * sp->mu, beta = sp->beta;
+    for (int m = 0; m < 6; m++) {
+        int diag = (m == 0 || m == 3 || m == 5);
+        S[m] = mu2 * Ee[m] + (diag ? lam * tr : 0.0);
+        if (beta > 0.0)
+            S[m] += beta * (mu2 * Ed[m] + (diag ? lam * trd : 0.0));
+    }
+    shard_solid_mul_sym(J, S, P);
+    if (sp->kv > 0.0) {
+        /* Volume term k_v/2 (det J - 1)^2: its derivative is k_v (det J - 1) cof(J) (digest §2.6). */
+        double cof[9];
+        cof[0] = J[4] * J[8] - J[5] * J[7];
+        cof[1] = J[5] * J[6] - J[3] * J[8];
+        cof[2] = J[3] * J[7] - J[4] * J[6];
+        cof[3] = J[2] * J[7] - J[1] * J[8];
+        cof[4] = J[0] * J[8] - J[2] * J[6];
+        cof[5] = J[1] * J[6] - J[0] * J[7];
+        cof[6] = J[1] * J[5] - J[2] * J[4];
+        cof[7] = J[2] * J[3] - J[0] * J[5];
+        cof[8] = J[0] * J[4] - J[1] * J[3];
+        double det = J[0] * cof[0] + J[1] * cof[1] + J[2] * cof[2];
+        double s = sp->kv * (det - 1.0);
+        for (int m = 0; m < 9; m++)
+            P[m] += s * cof[m];
+    }
+}
+
+/* Accumulates sum_j w (a_j - a_i) x_ij^T for a field a (3 per particle), and returns it times A^+. */
+static inline void shard_solid_grad_finish(const double M[9], const double Ainv6[6], double G[9])
+{
+    shard_solid_mul_sym(M, Ainv6, G);
+}
+
+void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, size_t i,
+                          double J[9])
+{
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    double inv_h2 = sp[p->body[i]].inv_h2;
+    double M[9] = {0};
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double w = shard_solid_weight(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], inv_h2);
+        for (int r = 0; r < 3; r++) {
+            double du = w * ((xj[r] - xi[r]) - d[r]);
+            M[3 * r + 0] += du * d[0], M[3 * r + 1] += du * d[1], M[3 * r + 2] += du * d[2];
+        }
+    }
+    shard_solid_grad_finish(M, p->Ainv + 6 * i, J);
+    J[0] += 1.0, J[4] += 1.0, J[8] += 1.0;
+}
+
+void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *vi = p->v + 3 * i;
+        const shard_solid_params *s = &sp[p->body[i]];
+        double Mu[9] = {0}, Mv[9] = {0};
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+            size_t j = (size_t)bonds->idx[b];
+            const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j, *vj = p->v + 3 * j;
+            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+            double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, s->inv_h2);
+            double u0 = w * ((xj[0] - xi[0]) - d0), u1 = w * ((xj[1] - xi[1]) - d1), u2 = w * ((xj[2] - xi[2]) - d2);
+            double v0 = w * (vj[0] - vi[0]), v1 = w * (vj[1] - vi[1]), v2 = w * (vj[2] - vi[2]);
+            Mu[0] += u0 * d0, Mu[1] += u0 * d1, Mu[2] += u0 * d2;
+            Mu[3] += u1 * d0, Mu[4] += u1 * d1, Mu[5] += u1 * d2;
+            Mu[6] += u2 * d0, Mu[7] += u2 * d1, Mu[8] += u2 * d2;
+            Mv[0] += v0 * d0, Mv[1] += v0 * d1, Mv[2] += v0 * d2;
+            Mv[3] += v1 * d0, Mv[4] += v1 * d1, Mv[5] += v1 * d2;
+            Mv[6] += v2 * d0, Mv[7] += v2 * d1, Mv[8] += v2 * d2;
+        }
+        const double *Ainv = p->Ainv + 6 * i;
+        double J[9], Jd[9], P[9], S[6], PA[9];
+        shard_solid_grad_finish(Mu, Ainv, J);
+        J[0] += 1.0, J[4] += 1.0, J[8] += 1.0;
+        shard_solid_grad_finish(Mv, Ainv, Jd);
+        shard_solid_material(s, J, Jd, p->eps_p + 6 * i, dt, P, S);
+        shard_solid_mul_sym(P, Ainv, PA);
+        double vol = p->volume[i];
+        double *Bi = p->B + 9 * i;
+        for (int m = 0; m < 9; m++)
+            Bi[m] = vol * PA[m];
+    }
+}
+
+void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const double *Xi = p->X + 3 * i, *Bi = p->B + 9 * i;
+        double inv_h2 = sp[p->body[i]].inv_h2;
+        double f0 = 0.0, f1 = 0.0, f2 = 0.0;
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+            size_t j = (size_t)bonds->idx[b];
+            const double *Xj = p->X + 3 * j, *Bj = p->B + 9 * j;
+            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+            double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+            double wd0 = w * d0, wd1 = w * d1, wd2 = w * d2;
+            f0 += (Bi[0] + Bj[0]) * wd0 + (Bi[1] + Bj[1]) * wd1 + (Bi[2] + Bj[2]) * wd2;
+            f1 += (Bi[3] + Bj[3]) * wd0 + (Bi[4] + Bj[4]) * wd1 + (Bi[5] + Bj[5]) * wd2;
+            f2 += (Bi[6] + Bj[6]) * wd0 + (Bi[7] + Bj[7]) * wd1 + (Bi[8] + Bj[8]) * wd2;
+        }
+        f[3 * i + 0] = f0, f[3 * i + 1] = f1, f[3 * i + 2] = f2;
+    }
+}
+
+double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp)
+{
+    double W = 0.0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const shard_solid_params *s = &sp[p->body[i]];
+        double J[9];
+        shard_solid_gradient(p, bonds, sp, i, J);
+        static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+        double Ee[6];
+        for (int m = 0; m < 6; m++) {
+            int r = idx[m][0], c = idx[m][1];
+            Ee[m] = 0.5 * (J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c] - (r == c ? 1.0 : 0.0)) -
+                    p->eps_p[6 * i + m];
+        }
+        double tr = Ee[0] + Ee[3] + Ee[5];
+        double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
+        double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
+        if (s->kv > 0.0) {
+            double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+                         J[2] * (J[3] * J[7] - J[4] * J[6]);
+            U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
+        }
+        W += p->volume[i] * U;
+    }
+    return W;
+}
