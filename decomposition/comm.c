@@ -135,6 +135,11 @@ void shard_comm_max_ints(shard_comm *c, int *v, int n)
     SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, c->world));
 }
 
+void shard_comm_max_doubles(shard_comm *c, double *v, int n)
+{
+    SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->world));
+}
+
 uint64_t shard_comm_sum_u64(shard_comm *c, uint64_t v)
 {
     uint64_t r = v;

@@ -88,7 +88,6 @@ static int shard_mesh__parse_double(const char *tok, size_t len, double *out)
     char *end;
     if (len == 0 || len > 400)
         return 0;
-    errno = 0;
     double v = strtod(tok, &end);
     if (end != tok + len || !isfinite(v))
         return 0;
@@ -450,8 +449,9 @@ static int shard_mesh__read_stl_ascii(const char *path, const char *scene_path, 
             if (!shard_mesh__ieq(lx.tok, lx.len, "solid")) {
                 char got[48];
                 shard_mesh__token_text(got, lx.tok, lx.len);
-                return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: expected 'solid' or end of file, got '%s'",
-                                        path, lx.tok_line, got);
+                return shard_mesh__fail(err, scene_path, loc,
+                                        "'%s' line %zu: expected 'solid' or end of file, got '%s'", path, lx.tok_line,
+                                        got);
             }
             shard_mesh__skip_line(&lx);
             continue;
@@ -500,7 +500,7 @@ static int shard_mesh__read_stl(const char *path, const char *scene_path, const 
     if (size >= 84 && expected == size)
         return shard_mesh__read_stl_binary(path, scene_path, loc, u, n, b, err);
 
-    size_t s = 0;
+    size_t bom = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, s = bom;
     while (s < size && shard_mesh__is_space(u[s]))
         s++;
     int text = size - s >= 5 && shard_mesh__ieq(data + s, 5, "solid") &&
@@ -509,7 +509,7 @@ static int shard_mesh__read_stl(const char *path, const char *scene_path, const 
         if ((u[i] < 0x20 && !shard_mesh__is_space(u[i])) || u[i] == 0x7f)
             text = 0;
     if (text)
-        return shard_mesh__read_stl_ascii(path, scene_path, loc, data, size, b, err);
+        return shard_mesh__read_stl_ascii(path, scene_path, loc, data + bom, size - bom, b, err);
 
     if (size == 0)
         return shard_mesh__fail(err, scene_path, loc, "'%s': empty file", path);
@@ -724,8 +724,13 @@ int shard_mesh_read(const char *path, const char *scene_path, const shard_src_lo
     if (rc)
         return rc;
     shard_mesh__builder b = {0};
-    rc = is_stl ? shard_mesh__read_stl(path, scene_path, loc, data, size, &b, err)
-                : shard_mesh__read_obj(path, scene_path, loc, data, size, &b, err);
+    if (is_stl) {
+        rc = shard_mesh__read_stl(path, scene_path, loc, data, size, &b, err);
+    } else {
+        /* some editors start text files with a UTF-8 byte-order mark */
+        size_t bom = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+        rc = shard_mesh__read_obj(path, scene_path, loc, data + bom, size - bom, &b, err);
+    }
     free(data);
     if (!rc && b.nt == 0)
         rc = shard_mesh__fail(err, scene_path, loc, "'%s': no triangles", path);

@@ -426,6 +426,57 @@ void shard_sim_run(shard_sim *s, int quiet)
 
 uint64_t shard_sim_hash(shard_sim *s) { return shard_comm_sum_u64(s->comm, shard_state_hash_local(&s->p)); }
 
+/* Per body: mass, centre of mass (3), mean velocity (3), bounding box (6).  Collective; diagnostics only. */
+enum { SHARD_BODY_STATS = 13 };
+static double *shard_sim_body_stats(shard_sim *s)
+{
+    int nb = s->scene.n_bodies;
+    double *sum = shard_calloc((size_t)nb * 7, sizeof *sum), *ext = shard_malloc((size_t)nb * 6 * sizeof *ext);
+    for (int b = 0; b < nb; b++)
+        for (int k = 0; k < 6; k++)
+            ext[6 * b + k] = -INFINITY; /* max of x and of -x */
+    const shard_particles *p = &s->p;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int b = p->body[i];
+        double m = p->mass[i];
+        sum[7 * b] += m;
+        for (int k = 0; k < 3; k++) {
+            sum[7 * b + 1 + k] += m * p->x[3 * i + k];
+            sum[7 * b + 4 + k] += m * p->v[3 * i + k];
+            ext[6 * b + k] = fmax(ext[6 * b + k], -p->x[3 * i + k]);
+            ext[6 * b + 3 + k] = fmax(ext[6 * b + 3 + k], p->x[3 * i + k]);
+        }
+    }
+    shard_comm_sum(s->comm, sum, 7 * nb);
+    shard_comm_max_doubles(s->comm, ext, 6 * nb);
+    double *out = shard_malloc((size_t)nb * SHARD_BODY_STATS * sizeof *out);
+    for (int b = 0; b < nb; b++) {
+        double *o = out + SHARD_BODY_STATS * b, m = sum[7 * b];
+        o[0] = m;
+        for (int k = 0; k < 3; k++) {
+            o[1 + k] = sum[7 * b + 1 + k] / m;
+            o[4 + k] = sum[7 * b + 4 + k] / m;
+            o[7 + k] = -ext[6 * b + k];
+            o[10 + k] = ext[6 * b + 3 + k];
+        }
+    }
+    free(sum), free(ext);
+    return out;
+}
+
+static void shard_sim_print_bodies(const shard_sim *s, const double *st)
+{
+    printf("Bodies at the end:\n");
+    printf("  %-16s %10s %32s %32s %32s\n", "body", "mass (kg)", "centre of mass (m)", "mean velocity (m/s)",
+           "extent (m)");
+    for (int b = 0; b < s->scene.n_bodies; b++) {
+        const double *o = st + SHARD_BODY_STATS * b;
+        printf("  %-16s %10.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g\n",
+               s->scene.bodies[b].name, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[10] - o[7], o[11] - o[8],
+               o[12] - o[9]);
+    }
+}
+
 static double shard_sim_peak_rss_bytes(void)
 {
     struct rusage ru;
@@ -451,8 +502,11 @@ void shard_sim_report(shard_sim *s)
     shard_comm_gather(s->comm, mine, NV, all);
     uint64_t hash = shard_sim_hash(s);
     shard_diag d = shard_sim_diagnostics(s);
-    if (rank != 0)
+    double *bodies = shard_sim_body_stats(s);
+    if (rank != 0) {
+        free(bodies);
         return;
+    }
     double st[NV][4]; /* min, avg, max, argmax */
     for (int k = 0; k < NV; k++) {
         st[k][0] = INFINITY, st[k][1] = 0.0, st[k][2] = -INFINITY, st[k][3] = 0;
@@ -494,6 +548,8 @@ void shard_sim_report(shard_sim *s)
     (void)BO;
     printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e\n", shard_sim_time(s),
            d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2]);
+    shard_sim_print_bodies(s, bodies);
+    free(bodies);
     printf("State hash: %016llx\n", (unsigned long long)hash);
     fflush(stdout);
 }

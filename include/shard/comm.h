@@ -43,6 +43,7 @@ double shard_comm_max(shard_comm *c, double v);
 double shard_comm_min(shard_comm *c, double v);
 void shard_comm_sum(shard_comm *c, double *v, int n);
 void shard_comm_max_ints(shard_comm *c, int *v, int n);
+void shard_comm_max_doubles(shard_comm *c, double *v, int n);
 uint64_t shard_comm_sum_u64(shard_comm *c, uint64_t v);
 int64_t shard_comm_sum_i64(shard_comm *c, int64_t v);
 /* Rank 0 receives every rank's n values (size * n doubles in rank order); other ranks may pass NULL. */

@@ -5,14 +5,14 @@
 #include "shard/mesh.h"
 #include "test.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char tmp_dir[256];
@@ -666,7 +666,8 @@ static void test_convex_point_by_point(void)
                         const double *c = &m.vertices[3 * m.triangles[3 * t + 2]];
                         double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
                         double v[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-                        double nn[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+                        double nn[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                                        u[0] * v[1] - u[1] * v[0]};
                         double d = (nn[0] * (pt[0] - a[0]) + nn[1] * (pt[1] - a[1]) + nn[2] * (pt[2] - a[2])) /
                                    sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
                         worst = d > worst ? d : worst;
