@@ -1,0 +1,571 @@
+/* Solid: the meshless elasticity / plasticity kernels of solid.h checked against closed forms and finite
+ * differences, on hand-built simple-cubic blocks (one rank, no ghosts: local index = global id). */
+#include "shard/neighbor.h"
+#include "shard/solid.h"
+#include "test.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NX = 5, NY = 4, NZ = 6 };
+static const double SPACING = 0.01, SUPPORT = 2.2, SVD_THRESHOLD = 1e-3;
+static const double YOUNG = 1e6, POISSON = 0.3;
+
+/* Deterministic uniform numbers in [-1, 1) (splitmix64), so that every failure reproduces. */
+static uint64_t rng_state = 0x243f6a8885a308d3ull;
+static double rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* ---------------------------------------------------------------- small 3x3 helpers (row-major) */
+
+static void mat_mul(const double a[9], const double b[9], double c[9])
+{
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++)
+            c[3 * r + k] = a[3 * r] * b[k] + a[3 * r + 1] * b[3 + k] + a[3 * r + 2] * b[6 + k];
+}
+
+static void sym_full(const double s[6], double m[9])
+{
+    m[0] = s[0], m[1] = s[1], m[2] = s[2], m[3] = s[1], m[4] = s[3], m[5] = s[4], m[6] = s[2], m[7] = s[4],
+    m[8] = s[5];
+}
+
+static double mat_maxabs(const double *a, int n)
+{
+    double m = 0.0;
+    for (int k = 0; k < n; k++)
+        m = fmax(m, fabs(a[k]));
+    return m;
+}
+
+static double det3(const double J[9])
+{
+    return J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+           J[2] * (J[3] * J[7] - J[4] * J[6]);
+}
+
+/* Rotation by angle about a unit axis (Rodrigues). */
+static void rotation(const double axis_in[3], double angle, double R[9])
+{
+    double n = sqrt(axis_in[0] * axis_in[0] + axis_in[1] * axis_in[1] + axis_in[2] * axis_in[2]);
+    double a[3] = {axis_in[0] / n, axis_in[1] / n, axis_in[2] / n};
+    double c = cos(angle), s = sin(angle), t = 1.0 - c;
+    R[0] = c + t * a[0] * a[0], R[1] = t * a[0] * a[1] - s * a[2], R[2] = t * a[0] * a[2] + s * a[1];
+    R[3] = t * a[1] * a[0] + s * a[2], R[4] = c + t * a[1] * a[1], R[5] = t * a[1] * a[2] - s * a[0];
+    R[6] = t * a[2] * a[0] - s * a[1], R[7] = t * a[2] * a[1] + s * a[0], R[8] = c + t * a[2] * a[2];
+}
+
+/* Strain energy density per solid.h: lambda/2 tr(Ee)^2 + mu Ee:Ee + kv/2 (det J - 1)^2, Ee = E(J) - Ep. */
+static double energy_density(const shard_solid_params *sp, const double J[9], const double ep[6])
+{
+    double C[9], Jt[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            Jt[3 * r + c] = J[3 * c + r];
+    mat_mul(Jt, J, C);
+    double Ep[9];
+    sym_full(ep, Ep);
+    double Ee[9], tr = 0.0, ee = 0.0;
+    for (int m = 0; m < 9; m++)
+        Ee[m] = 0.5 * (C[m] - (m % 4 == 0 ? 1.0 : 0.0)) - Ep[m];
+    for (int m = 0; m < 9; m++)
+        ee += Ee[m] * Ee[m];
+    tr = Ee[0] + Ee[4] + Ee[8];
+    double d = det3(J) - 1.0;
+    return 0.5 * sp->lambda * tr * tr + sp->mu * ee + 0.5 * sp->kv * d * d;
+}
+
+/* ---------------------------------------------------------------- a block of particles */
+
+typedef struct block {
+    shard_particles p;
+    shard_csr bonds;
+    shard_solid_params sp;
+    size_t n;
+} block;
+
+static size_t block_index(int i, int j, int k) { return (size_t)i + NX * ((size_t)j + NY * (size_t)k); }
+
+static void block_init(block *b, double kv, double beta, double yield, double creep, double max_plastic)
+{
+    memset(b, 0, sizeof *b);
+    b->n = (size_t)NX * NY * NZ;
+    shard_particles_reserve(&b->p, b->n);
+    shard_particles *p = &b->p;
+    p->n_owned = p->n_local = b->n;
+    p->n_bond_ghost = 0;
+    for (int k = 0; k < NZ; k++)
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                size_t q = block_index(i, j, k);
+                p->gid[q] = (int64_t)q;
+                p->body[q] = 0;
+                p->flags[q] = 0;
+                p->X[3 * q + 0] = (i + 0.5) * SPACING;
+                p->X[3 * q + 1] = (j + 0.5) * SPACING;
+                p->X[3 * q + 2] = (k + 0.5) * SPACING;
+                p->volume[q] = SPACING * SPACING * SPACING;
+                p->mass[q] = 1000.0 * p->volume[q];
+            }
+    memcpy(p->x, p->X, 3 * b->n * sizeof *p->x);
+    memset(p->v, 0, 3 * b->n * sizeof *p->v);
+    memset(p->eps_p, 0, 6 * b->n * sizeof *p->eps_p);
+    int64_t body_start[2] = {0, (int64_t)b->n};
+    double h = SUPPORT * SPACING;
+    shard_neighbor_bonds(b->n, p->X, 1, body_start, &h, &b->bonds);
+    shard_solid_params_init(&b->sp, YOUNG, POISSON, kv, beta, yield, creep, max_plastic, h);
+    shard_solid_moments(p, &b->bonds, &b->sp, SVD_THRESHOLD);
+}
+
+static void block_free(block *b)
+{
+    shard_particles_free(&b->p);
+    shard_csr_free(&b->bonds);
+}
+
+/* A smooth nonlinear deformation of moderate strain (a few %) with a rotation, fixed by the seed numbers c. */
+static void smooth_map(const double X[3], const double c[12], double x[3])
+{
+    double L = 0.05;
+    x[0] = X[0] + c[0] * L * sin(X[1] / L * 2.0 + c[1]) + c[2] * X[2] + 0.03 * X[0] * X[0] / L;
+    x[1] = X[1] + c[3] * L * cos(X[2] / L * 1.5 + c[4]) + c[5] * X[0] + 0.02 * X[1] * X[2] / L;
+    x[2] = X[2] + c[6] * L * sin(X[0] / L * 1.7 + c[7]) * cos(X[1] / L + c[8]) + c[9] * X[1] + c[10] * X[2] + c[11];
+}
+
+static void block_smooth_deform(block *b)
+{
+    double c[12];
+    for (int m = 0; m < 12; m++)
+        c[m] = 0.03 * rnd();
+    for (size_t q = 0; q < b->n; q++)
+        smooth_map(b->p.X + 3 * q, c, b->p.x + 3 * q);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_pinv(void)
+{
+    /* Full rank: A = M M^T + I/2 (well conditioned, so A Ainv = I holds to ~cond * eps ~ 1e-15). */
+    double M[9];
+    for (int m = 0; m < 9; m++)
+        M[m] = rnd();
+    double A6[6], A[9];
+    static const int id[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    for (int m = 0; m < 6; m++) {
+        int r = id[m][0], c = id[m][1];
+        A6[m] = M[3 * r] * M[3 * c] + M[3 * r + 1] * M[3 * c + 1] + M[3 * r + 2] * M[3 * c + 2] + (r == c ? 0.5 : 0);
+    }
+    sym_full(A6, A);
+    double Ai6[6], Ai[9], P[9];
+    int rank = shard_sym3_pinv(A6, 1e-3, Ai6);
+    SHARD_ENSURE(rank == 3);
+    sym_full(Ai6, Ai);
+    mat_mul(A, Ai, P);
+    for (int m = 0; m < 9; m++)
+        SHARD_ENSURE_NEAR(P[m], m % 4 == 0 ? 1.0 : 0.0, 1e-12);
+
+    /* Rank 2: A = a a^T + b b^T + 0.3 (a b^T + b a^T), planar (normal a x b).  Expect rank 2 and A Ainv A = A
+     * (Moore-Penrose), to 1e-12 of |A|: the dropped eigenvalue is round-off, ~1e-16 |A|. */
+    double a[3] = {rnd(), rnd(), rnd()}, bb[3] = {rnd(), rnd(), rnd()};
+    for (int m = 0; m < 6; m++) {
+        int r = id[m][0], c = id[m][1];
+        A6[m] = a[r] * a[c] + bb[r] * bb[c] + 0.3 * (a[r] * bb[c] + bb[r] * a[c]);
+    }
+    sym_full(A6, A);
+    rank = shard_sym3_pinv(A6, 1e-3, Ai6);
+    SHARD_ENSURE(rank == 2);
+    sym_full(Ai6, Ai);
+    double T[9], R[9];
+    mat_mul(A, Ai, T);
+    mat_mul(T, A, R);
+    double scale = mat_maxabs(A, 9);
+    for (int m = 0; m < 9; m++)
+        SHARD_ENSURE_NEAR(R[m], A[m], 1e-12 * scale);
+    /* Ainv A Ainv = Ainv, and the normal is in the null space of Ainv. */
+    mat_mul(Ai, A, T);
+    mat_mul(T, Ai, R);
+    double iscale = mat_maxabs(Ai, 9);
+    for (int m = 0; m < 9; m++)
+        SHARD_ENSURE_NEAR(R[m], Ai[m], 1e-12 * iscale);
+    double nrm[3] = {a[1] * bb[2] - a[2] * bb[1], a[2] * bb[0] - a[0] * bb[2], a[0] * bb[1] - a[1] * bb[0]};
+    double nn = sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+    for (int r = 0; r < 3; r++)
+        SHARD_ENSURE_NEAR((Ai[3 * r] * nrm[0] + Ai[3 * r + 1] * nrm[1] + Ai[3 * r + 2] * nrm[2]) / nn, 0.0,
+                          1e-12 * iscale);
+    /* Zero matrix: rank 0, zero inverse. */
+    double Z[6] = {0};
+    SHARD_ENSURE(shard_sym3_pinv(Z, 1e-3, Ai6) == 0);
+    SHARD_ENSURE(mat_maxabs(Ai6, 6) == 0.0);
+}
+
+static void test_affine_gradient(void)
+{
+    block b;
+    block_init(&b, 0, 0, 0, 0, 0);
+    double F[9], c[3] = {0.1 * rnd(), 0.1 * rnd(), 0.1 * rnd()};
+    for (int m = 0; m < 9; m++)
+        F[m] = (m % 4 == 0 ? 1.0 : 0.0) + 0.2 * rnd();
+    for (size_t q = 0; q < b.n; q++) {
+        const double *X = b.p.X + 3 * q;
+        for (int r = 0; r < 3; r++)
+            b.p.x[3 * q + r] = F[3 * r] * X[0] + F[3 * r + 1] * X[1] + F[3 * r + 2] * X[2] + c[r];
+    }
+    /* MLS reproduces linear fields exactly wherever A has full rank (every particle here, corners included:
+     * their partners span all three directions): J = F up to round-off, ~1e-14 relative. */
+    double worst = 0.0;
+    for (size_t q = 0; q < b.n; q++) {
+        double J[9];
+        shard_solid_gradient(&b.p, &b.bonds, &b.sp, q, J);
+        for (int m = 0; m < 9; m++)
+            worst = fmax(worst, fabs(J[m] - F[m]) / mat_maxabs(F, 9));
+    }
+    printf("affine gradient: max relative error of J over %zu particles %.3g\n", b.n, worst);
+    SHARD_ENSURE(worst < 1e-10);
+    block_free(&b);
+}
+
+/* Forces of the current state through the two passes; returns max |f| over particles. */
+static double block_forces(block *b, double dt, double *f)
+{
+    shard_solid_stress(&b->p, &b->bonds, &b->sp, dt);
+    shard_solid_forces(&b->p, &b->bonds, &b->sp, f);
+    double m = 0.0;
+    for (size_t q = 0; q < b->n; q++)
+        m = fmax(m, sqrt(f[3 * q] * f[3 * q] + f[3 * q + 1] * f[3 * q + 1] + f[3 * q + 2] * f[3 * q + 2]));
+    return m;
+}
+
+static void test_rigid_motion(void)
+{
+    block b;
+    block_init(&b, 2e5, 0, 0, 0, 0);
+    double R[9], axis[3] = {1.0, -2.0, 0.7}, c[3] = {0.3, -0.2, 1.1};
+    rotation(axis, M_PI / 3.0, R);
+    for (size_t q = 0; q < b.n; q++) {
+        const double *X = b.p.X + 3 * q;
+        for (int r = 0; r < 3; r++)
+            b.p.x[3 * q + r] = R[3 * r] * X[0] + R[3 * r + 1] * X[1] + R[3 * r + 2] * X[2] + c[r];
+    }
+    /* Green strain of J = R is zero: W and f vanish to round-off.  Force scale E * spacing^2 (stress E on a
+     * particle face); round-off leaves ~1e-15 of it, tolerance 1e-9. */
+    double *f = malloc(3 * b.n * sizeof *f);
+    double fmax_ = block_forces(&b, 1e-4, f);
+    double scale = YOUNG * SPACING * SPACING;
+    printf("rigid rotation 60 deg + translation: max |f| / (E s^2) = %.3g, W = %.3g J\n", fmax_ / scale,
+           shard_solid_energy(&b.p, &b.bonds, &b.sp));
+    SHARD_ENSURE(fmax_ < 1e-9 * scale);
+    SHARD_ENSURE(fabs(shard_solid_energy(&b.p, &b.bonds, &b.sp)) < 1e-18 * YOUNG * (double)b.n * b.p.volume[0]);
+    /* and a 1e-3 stretch is not zero (the check above can fail) */
+    for (size_t q = 0; q < b.n; q++)
+        b.p.x[3 * q] += 1e-3 * b.p.X[3 * q];
+    SHARD_ENSURE(block_forces(&b, 1e-4, f) > 1e-4 * scale);
+    free(f);
+    block_free(&b);
+}
+
+static void test_hooke(void)
+{
+    shard_solid_params sp;
+    shard_solid_params_init(&sp, YOUNG, POISSON, 0.0, 0.0, 0.0, 0.0, 0.0, 0.02);
+    const double lam = YOUNG * POISSON / ((1 + POISSON) * (1 - 2 * POISSON)), mu = YOUNG / (2 * (1 + POISSON));
+    SHARD_ENSURE_NEAR(sp.lambda, lam, 1e-12 * lam);
+    SHARD_ENSURE_NEAR(sp.mu, mu, 1e-12 * mu);
+    const double e = 1e-6, Exx = e + 0.5 * e * e;
+    double J[9] = {1 + e, 0, 0, 0, 1, 0, 0, 0, 1}, Jd[9] = {0}, ep[6] = {0}, P[9], S[6];
+    shard_solid_material(&sp, J, Jd, ep, 1e-3, P, S);
+    /* Exact to round-off: S is linear in E, and E is computed from J in a few flops (1e-9 leaves room for the
+     * cancellation in (1+e)^2 - 1, which loses ~6 digits: ~1e-10 relative). */
+    SHARD_ENSURE_NEAR(S[0], (lam + 2 * mu) * Exx, 1e-9 * (lam + 2 * mu) * Exx);
+    SHARD_ENSURE_NEAR(S[3], lam * Exx, 1e-9 * lam * Exx);
+    SHARD_ENSURE_NEAR(S[5], lam * Exx, 1e-9 * lam * Exx);
+    SHARD_ENSURE(S[1] == 0.0 && S[2] == 0.0 && S[4] == 0.0);
+    SHARD_ENSURE_NEAR(P[0], (1 + e) * S[0], 1e-15 * fabs(S[0]));
+    SHARD_ENSURE_NEAR(P[4], S[3], 1e-15 * fabs(S[3]));
+
+    /* Uniaxial stress: lateral contraction nu e.  Linear theory gives S_xx = E e, S_yy = S_zz = 0; the
+     * geometric nonlinearity adds O(e^2), i.e. relative O(e) = 1e-6, hence the 1e-5 tolerances. */
+    double J2[9] = {1 + e, 0, 0, 0, 1 - POISSON * e, 0, 0, 0, 1 - POISSON * e};
+    shard_solid_material(&sp, J2, Jd, ep, 1e-3, P, S);
+    printf("uniaxial stress: S_xx / (E e) - 1 = %.3g, S_yy / (E e) = %.3g\n", S[0] / (YOUNG * e) - 1,
+           S[3] / (YOUNG * e));
+    SHARD_ENSURE_NEAR(S[0], YOUNG * e, 1e-5 * YOUNG * e);
+    SHARD_ENSURE_NEAR(S[3], 0.0, 1e-5 * YOUNG * e);
+    SHARD_ENSURE_NEAR(S[5], 0.0, 1e-5 * YOUNG * e);
+}
+
+static void test_volume_term(void)
+{
+    const double kv = 3e5, s = 1.02;
+    shard_solid_params sp;
+    shard_solid_params_init(&sp, YOUNG, POISSON, kv, 0.0, 0.0, 0.0, 0.0, 0.02);
+    double J[9] = {s, 0, 0, 0, s, 0, 0, 0, s}, Jd[9] = {0}, ep[6] = {0}, P[9], S[6];
+    shard_solid_material(&sp, J, Jd, ep, 1e-3, P, S);
+    /* J = s I: E = (s^2 - 1)/2 I, S = (3 lambda + 2 mu) E, P = s S + kv (s^3 - 1) s^2 I. */
+    double Eiso = 0.5 * (s * s - 1), Siso = (3 * sp.lambda + 2 * sp.mu) * Eiso;
+    double Pexp = s * Siso + kv * (s * s * s - 1) * s * s;
+    for (int m = 0; m < 9; m++)
+        SHARD_ENSURE_NEAR(P[m], m % 4 == 0 ? Pexp : 0.0, 1e-13 * Pexp);
+
+    /* P = dU/dJ for a random J (central differences, step 1e-6: truncation ~1e-12 U''' and round-off
+     * ~eps U / step ~ 1e-10 relative; tolerance 1e-6 of max |P|).  A fixed plastic strain is included (it
+     * enters U and S the same way); with max = 0 the material leaves it alone. */
+    for (int m = 0; m < 9; m++)
+        J[m] = (m % 4 == 0 ? 1.0 : 0.0) + 0.15 * rnd();
+    for (int m = 0; m < 6; m++)
+        ep[m] = 0.01 * rnd();
+    double ep0[6];
+    memcpy(ep0, ep, sizeof ep0);
+    shard_solid_material(&sp, J, Jd, ep, 1e-3, P, S);
+    for (int m = 0; m < 6; m++)
+        SHARD_ENSURE(ep[m] == ep0[m]);
+    double scale = mat_maxabs(P, 9), hstep = 1e-6, worst = 0.0;
+    for (int m = 0; m < 9; m++) {
+        double Jp[9], Jm[9];
+        memcpy(Jp, J, sizeof Jp);
+        memcpy(Jm, J, sizeof Jm);
+        Jp[m] += hstep, Jm[m] -= hstep;
+        double d = (energy_density(&sp, Jp, ep) - energy_density(&sp, Jm, ep)) / (2 * hstep);
+        worst = fmax(worst, fabs(d - P[m]) / scale);
+        SHARD_ENSURE_NEAR(P[m], d, 1e-6 * scale);
+    }
+    printf("P = dU/dJ (kv > 0, random J, fixed Ep): max relative difference %.3g\n", worst);
+}
+
+static void test_forces_are_energy_gradient(void)
+{
+    block b;
+    block_init(&b, 2e5, 0, 0, 0, 0);
+    block_smooth_deform(&b);
+    /* a fixed small plastic strain field: the energy and the stress must both use it */
+    for (size_t q = 0; q < 6 * b.n; q++)
+        b.p.eps_p[q] = 0.002 * rnd();
+    double *f = malloc(3 * b.n * sizeof *f);
+    double fscale = block_forces(&b, 1e-4, f);
+    /* interior, face, edge and corner particles */
+    const size_t probes[] = {block_index(2, 1, 3), block_index(2, 2, 2), block_index(0, 2, 3), block_index(2, 0, 5),
+                             block_index(4, 3, 2), block_index(0, 0, 3), block_index(0, 0, 0), block_index(4, 3, 5)};
+    /* Central differences of W with step 1e-7 spacing: truncation ~(step)^2 W''' is ~1e-14 relative;
+     * round-off ~eps W / step ~1e-9 of f.  Tolerance 1e-5 of the largest force on the block. */
+    double hstep = 1e-7 * SPACING, worst = 0.0;
+    for (size_t t = 0; t < sizeof probes / sizeof probes[0]; t++) {
+        size_t q = probes[t];
+        for (int k = 0; k < 3; k++) {
+            double x0 = b.p.x[3 * q + k];
+            b.p.x[3 * q + k] = x0 + hstep;
+            double Wp = shard_solid_energy(&b.p, &b.bonds, &b.sp);
+            b.p.x[3 * q + k] = x0 - hstep;
+            double Wm = shard_solid_energy(&b.p, &b.bonds, &b.sp);
+            b.p.x[3 * q + k] = x0;
+            double fd = -(Wp - Wm) / (2 * hstep);
+            worst = fmax(worst, fabs(fd - f[3 * q + k]) / fscale);
+            SHARD_ENSURE_NEAR(f[3 * q + k], fd, 1e-5 * fscale);
+        }
+    }
+    printf("f = -dW/dx at %zu particles: max |f - fd| / max|f| = %.3g (max |f| = %.3g N)\n",
+           sizeof probes / sizeof probes[0], worst, fscale);
+    free(f);
+    block_free(&b);
+}
+
+static void test_momentum(void)
+{
+    block b;
+    block_init(&b, 2e5, 0, 0, 0, 0);
+    block_smooth_deform(&b);
+    /* and a rough random perturbation on top (momentum conservation needs no smoothness) */
+    for (size_t q = 0; q < 3 * b.n; q++)
+        b.p.x[q] += 0.02 * SPACING * rnd();
+    double *f = malloc(3 * b.n * sizeof *f);
+    double fmax_ = block_forces(&b, 1e-4, f);
+    /* sum_i f_i = sum_ij w_ij (B_i + B_j) x_ij, antisymmetric in (i, j): zero up to round-off of a sum of
+     * n forces, ~n eps max|f| ~ 1e-14 max|f|; tolerance 1e-12. */
+    double sum[3] = {0, 0, 0};
+    for (size_t q = 0; q < b.n; q++)
+        for (int k = 0; k < 3; k++)
+            sum[k] += f[3 * q + k];
+    double rel = sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]) / fmax_;
+    printf("momentum: |sum f| / max|f| = %.3g (max |f| = %.3g N)\n", rel, fmax_);
+    SHARD_ENSURE(rel < 1e-12);
+    /* Angular momentum too: W is invariant under a rotation of the current positions (J -> R J leaves E and
+     * det J unchanged), so the total torque of f = -dW/dx vanishes; round-off only, tolerance 1e-11. */
+    double tq[3] = {0, 0, 0}, tscale = 0.0;
+    for (size_t q = 0; q < b.n; q++) {
+        const double *x = b.p.x + 3 * q, *fq = f + 3 * q;
+        tq[0] += x[1] * fq[2] - x[2] * fq[1];
+        tq[1] += x[2] * fq[0] - x[0] * fq[2];
+        tq[2] += x[0] * fq[1] - x[1] * fq[0];
+        tscale = fmax(tscale, sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) * fmax_);
+    }
+    double trel = sqrt(tq[0] * tq[0] + tq[1] * tq[1] + tq[2] * tq[2]) / tscale;
+    printf("angular momentum: |sum x x f| / (max|x| max|f|) = %.3g\n", trel);
+    SHARD_ENSURE(trel < 1e-11);
+    free(f);
+    block_free(&b);
+}
+
+static double norm6(const double e[6])
+{
+    return sqrt(e[0] * e[0] + e[3] * e[3] + e[5] * e[5] + 2.0 * (e[1] * e[1] + e[2] * e[2] + e[4] * e[4]));
+}
+
+static void green(const double J[9], double E[6])
+{
+    static const int id[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    for (int m = 0; m < 6; m++) {
+        int r = id[m][0], c = id[m][1];
+        E[m] = 0.5 * (J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c] - (r == c ? 1.0 : 0.0));
+    }
+}
+
+static void test_plasticity(void)
+{
+    const double yield = 0.01, creep = 50.0, maxp = 0.5, dt = 1e-3;
+    shard_solid_params sp;
+    shard_solid_params_init(&sp, YOUNG, POISSON, 0.0, 0.0, yield, creep, maxp, 0.02);
+    double J[9] = {1.06, 0.02, 0.0, 0.01, 0.98, 0.03, 0.0, -0.01, 1.02}, Jd[9] = {0}, ep[6] = {0}, P[9], S[6];
+    double E[6];
+    green(J, E);
+    SHARD_ENSURE(norm6(E) > 3 * yield);
+    /* |Ee| - yield decays as exp(-creep t) (exact exponential integration), so after 1 s it is ~e^-50 ~ 0. */
+    double prev = 0.0;
+    int monotone = 1, capped = 1;
+    for (int s = 0; s < 1000; s++) {
+        shard_solid_material(&sp, J, Jd, ep, dt, P, S);
+        double np = norm6(ep);
+        if (np < prev || (s < 300 && !(np > prev))) /* strictly growing while |Ee| - yield is not round-off */
+            monotone = 0;
+        capped &= np <= maxp * (1 + 1e-14);
+        prev = np;
+    }
+    double Ee[6];
+    for (int m = 0; m < 6; m++)
+        Ee[m] = E[m] - ep[m];
+    printf("plasticity: |E| = %.6g, after 1 s |Ee| = %.15g (yield %g), |Ep| = %.6g\n", norm6(E), norm6(Ee), yield,
+           norm6(ep));
+    SHARD_ENSURE(monotone);
+    SHARD_ENSURE(capped);
+    SHARD_ENSURE_NEAR(norm6(Ee), yield, 1e-12 * yield);
+    /* Ee stays parallel to E (flow along Ee): Ep = (1 - yield/|E|) E */
+    for (int m = 0; m < 6; m++)
+        SHARD_ENSURE_NEAR(ep[m], (1 - yield / norm6(E)) * E[m], 1e-12);
+    /* after 2 time constants: |Ee| - yield = (|E| - yield) e^-2, to round-off */
+    memset(ep, 0, sizeof ep);
+    for (int s = 0; s < 40; s++)
+        shard_solid_material(&sp, J, Jd, ep, dt, P, S);
+    for (int m = 0; m < 6; m++)
+        Ee[m] = E[m] - ep[m];
+    SHARD_ENSURE_NEAR(norm6(Ee) - yield, (norm6(E) - yield) * exp(-creep * 40 * dt), 1e-13);
+
+    /* The cap: |Ep| never exceeds max, and saturates there. */
+    shard_solid_params spc = sp;
+    spc.max_plastic = 0.02;
+    memset(ep, 0, sizeof ep);
+    double most = 0.0;
+    for (int s = 0; s < 1000; s++) {
+        shard_solid_material(&spc, J, Jd, ep, dt, P, S);
+        most = fmax(most, norm6(ep));
+    }
+    SHARD_ENSURE(most <= spc.max_plastic * (1 + 1e-14));
+    SHARD_ENSURE_NEAR(norm6(ep), spc.max_plastic, 1e-14);
+
+    /* max = 0 (or creep = 0): no plastic strain at all, and S is the elastic stress of E. */
+    shard_solid_params spz = sp;
+    spz.max_plastic = 0.0;
+    memset(ep, 0, sizeof ep);
+    for (int s = 0; s < 100; s++)
+        shard_solid_material(&spz, J, Jd, ep, dt, P, S);
+    SHARD_ENSURE(norm6(ep) == 0.0);
+    spz = sp;
+    spz.creep = 0.0;
+    for (int s = 0; s < 100; s++)
+        shard_solid_material(&spz, J, Jd, ep, dt, P, S);
+    SHARD_ENSURE(norm6(ep) == 0.0);
+    /* below yield: nothing either */
+    double Js[9] = {1.001, 0, 0, 0, 1, 0, 0, 0, 1};
+    for (int s = 0; s < 100; s++)
+        shard_solid_material(&sp, Js, Jd, ep, dt, P, S);
+    SHARD_ENSURE(norm6(ep) == 0.0);
+
+    /* dt-consistency: 100 steps of dt and 10 steps of 10 dt give the same Ep (exact exponential; round-off
+     * only, ~100 eps).  creep * 100 dt = 0.5 keeps the state away from both the yield surface and the cap. */
+    double a[6] = {0}, b6[6] = {0}, small = 1e-4;
+    for (int s = 0; s < 100; s++)
+        shard_solid_material(&sp, J, Jd, a, small, P, S);
+    for (int s = 0; s < 10; s++)
+        shard_solid_material(&sp, J, Jd, b6, 10 * small, P, S);
+    double diff[6];
+    for (int m = 0; m < 6; m++)
+        diff[m] = a[m] - b6[m];
+    printf("plasticity dt-consistency: |Ep(100 x dt) - Ep(10 x 10 dt)| / |Ep| = %.3g\n", norm6(diff) / norm6(a));
+    SHARD_ENSURE(norm6(a) > 0.1 * norm6(E));
+    SHARD_ENSURE(norm6(diff) <= 1e-12 * norm6(a));
+}
+
+static void test_damping(void)
+{
+    block b0, b1;
+    const double beta = 1e-3;
+    block_init(&b0, 2e5, 0.0, 0, 0, 0);
+    block_init(&b1, 2e5, beta, 0, 0, 0);
+    double R[9], axis[3] = {0.3, 1.0, -0.5}, c[3] = {0.05, 0.0, -0.02}, w[3] = {3.0, -5.0, 7.0};
+    rotation(axis, 1.1, R);
+    /* rotated block, spinning rigidly about c: v = w x (x - c) */
+    for (block *bp = &b0; bp; bp = bp == &b0 ? &b1 : NULL) {
+        shard_particles *p = &bp->p;
+        for (size_t q = 0; q < bp->n; q++) {
+            const double *X = p->X + 3 * q;
+            double *x = p->x + 3 * q, *v = p->v + 3 * q;
+            for (int r = 0; r < 3; r++)
+                x[r] = R[3 * r] * X[0] + R[3 * r + 1] * X[1] + R[3 * r + 2] * X[2] + c[r];
+            double d[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
+            v[0] = w[1] * d[2] - w[2] * d[1];
+            v[1] = w[2] * d[0] - w[0] * d[2];
+            v[2] = w[0] * d[1] - w[1] * d[0];
+        }
+        shard_solid_stress(p, &bp->bonds, &bp->sp, 1e-4);
+    }
+    /* Damping scale: the B of a strain rate |w| (stretching, not spinning) -- computed below as the control.
+     * Rigid spin must leave B unchanged up to round-off, ~1e-15 of that scale. */
+    double dmax = 0.0;
+    for (size_t q = 0; q < 9 * b0.n; q++)
+        dmax = fmax(dmax, fabs(b1.p.B[q] - b0.p.B[q]));
+    /* control: v = D (x - c) with D symmetric, |D| ~ |w|: the damping stress is beta (lambda tr D I + 2 mu D) */
+    double D[9] = {4.0, 1.0, -2.0, 1.0, -3.0, 0.5, -2.0, 0.5, 6.0};
+    for (size_t q = 0; q < b1.n; q++) {
+        const double *x = b1.p.x + 3 * q;
+        double d[3] = {x[0] - c[0], x[1] - c[1], x[2] - c[2]};
+        for (int r = 0; r < 3; r++)
+            b1.p.v[3 * q + r] = D[3 * r] * d[0] + D[3 * r + 1] * d[1] + D[3 * r + 2] * d[2];
+    }
+    shard_solid_stress(&b1.p, &b1.bonds, &b1.sp, 1e-4);
+    double cmax = 0.0;
+    for (size_t q = 0; q < 9 * b0.n; q++)
+        cmax = fmax(cmax, fabs(b1.p.B[q] - b0.p.B[q]));
+    printf("damping: rigid spin changes B by %.3g of the change from an equal stretching rate\n", dmax / cmax);
+    SHARD_ENSURE(cmax > 0.0);
+    SHARD_ENSURE(dmax <= 1e-12 * cmax);
+    block_free(&b0);
+    block_free(&b1);
+}
+
+int main(void)
+{
+    test_pinv();
+    test_affine_gradient();
+    test_rigid_motion();
+    test_hooke();
+    test_volume_term();
+    test_forces_are_energy_gradient();
+    test_momentum();
+    test_plasticity();
+    test_damping();
+    return SHARD_TEST_RESULT();
+}
