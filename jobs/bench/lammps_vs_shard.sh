@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2059  # the table format is a variable on purpose
 # Shard against LAMMPS's bond-based peridynamics (PERI package, pair_style peri/pmb) on the same problem: a
 # simple-cubic block of NX x NY x NZ particles with lattice spacing SPACING, no gravity, no obstacle, a small
 # initial velocity, the same time step and the same number of neighbours per particle.
@@ -7,7 +8,7 @@
 #   NX=60 NY=60 NZ=56 STEPS=100 RANKS="2" jobs/bench/lammps_vs_shard.sh
 #
 # Every variable below can be overridden from the environment:
-#   NX NY NZ    lattice points along x, y, z (the block spans [0, N*SPACING) on each axis)       40 40 40
+#   NX NY NZ    lattice points along x, y, z (the block spans [0, N*SPACING) on each axis)       50 50 50
 #   SPACING     lattice spacing a (m)                                                              0.001
 #   SUPPORT     Shard's support radius h in spacings; LAMMPS's horizon delta = SUPPORT * SPACING   2.2
 #               (2.2 gives 32 partners in the interior: all lattice vectors with |r|^2 in {1,2,3,4} a^2)
@@ -33,9 +34,9 @@
 # figure) and writes it to $OUT/results.csv.  Needs GNU time (/usr/bin/time -v) for the RSS column.
 set -euo pipefail
 
-NX=${NX:-40}
-NY=${NY:-40}
-NZ=${NZ:-40}
+NX=${NX:-50}
+NY=${NY:-50}
+NZ=${NZ:-50}
 SPACING=${SPACING:-0.001}
 SUPPORT=${SUPPORT:-2.2}
 STEPS=${STEPS:-200}
@@ -53,6 +54,7 @@ SEED=${SEED:-12345}
 LMP=${LMP:-lmp}
 OUT=${OUT:-/tmp/shard-bench/lammps_vs_shard}
 
+# shellcheck source=jobs/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ---- checks -------------------------------------------------------------------------------------------------
@@ -172,12 +174,15 @@ echo
 
 # ---- runs ---------------------------------------------------------------------------------------------------
 # results[code,P] = "loop particles neigh rss self"
-declare -A RES
-LMP_NB_AVE= LMP_NB_MAX= LMP_BONDS= SHARD_BONDS=
-for P in $RANKS; do
-    [ "$P" -le "$N" ] || bench_die "RANKS: $P ranks for $N particles"
-    best_l= best_s=
-    for ((rep = 1; rep <= REPEATS; rep++)); do
+bench_load_warning
+
+# results RES[code,P] = "loop particles neigh rss self"; repetitions outermost, so that both codes and every
+# rank count see the same spells of background load.
+declare -A RES BEST
+LMP_NB_AVE='' LMP_NB_MAX='' LMP_BONDS='' SHARD_BONDS=''
+for P in $RANKS; do [ "$P" -le "$N" ] || bench_die "RANKS: $P ranks for $N particles"; done
+for ((rep = 1; rep <= REPEATS; rep++)); do
+    for P in $RANKS; do
         # LAMMPS
         pre=$OUT/lammps-np$P-r$rep
         echo "  lammps np=$P run $rep/$REPEATS ..." >&2
@@ -185,8 +190,8 @@ for P in $RANKS; do
         grep -q '^Loop time of' "$pre.log" || bench_die "no 'Loop time' line in $pre.log"
         t=$(bench_field "$pre.log" '^Loop time of' 4)
         [ "$(bench_field "$pre.log" '^Loop time of' 12)" = "$N" ] || bench_die "LAMMPS made $(bench_field "$pre.log" '^Loop time of' 12) atoms, expected $N ($pre.log)"
-        if [ -z "$best_l" ] || awk -v a="$t" -v b="${RES[lammps,$P]%% *}" 'BEGIN { exit !(a < b) }'; then
-            best_l=$pre
+        if [ -z "${BEST[lammps,$P]:-}" ] || awk -v a="$t" -v b="${RES[lammps,$P]%% *}" 'BEGIN { exit !(a < b) }'; then
+            BEST[lammps,$P]=$pre
             nb=$(bench_field "$pre.log" 'bonds\/atom =' 3)
             selfmb=$(bench_field "$pre.log" '^Per MPI rank memory allocation' 10)
             self=$(awk -v m="$selfmb" -v p="$P" -v n="$N" 'BEGIN { printf "%.0f", m * 1048576 * p / n }')
@@ -204,16 +209,18 @@ for P in $RANKS; do
         grep -q '^Loop time of' "$pre.log" || bench_die "no 'Loop time' line in $pre.log"
         t=$(bench_field "$pre.log" '^Loop time of' 4)
         [ "$(bench_field "$pre.log" '^Loop time of' 13)" = "$N" ] || bench_die "Shard made $(bench_field "$pre.log" '^Loop time of' 13) particles, expected $N ($pre.log)"
-        if [ -z "$best_s" ] || awk -v a="$t" -v b="${RES[shard,$P]%% *}" 'BEGIN { exit !(a < b) }'; then
-            best_s=$pre
+        if [ -z "${BEST[shard,$P]:-}" ] || awk -v a="$t" -v b="${RES[shard,$P]%% *}" 'BEGIN { exit !(a < b) }'; then
+            BEST[shard,$P]=$pre
             nb=$(bench_field "$pre.log" '^Bonds:' 3 | tr -d '(')
             self=$(sed -n 's/^Peak memory per rank:.*(\([0-9.]*\) bytes per particle.*/\1/p' "$pre.log")
             RES[shard,$P]="$t $N $nb $(bench_rss_bytes "$pre" "$P") ${self:-n/a}"
         fi
         [ -n "$SHARD_BONDS" ] || SHARD_BONDS=$(bench_field "$pre.log" '^Bonds:' 2)
     done
-    cp "$best_l.log" "$OUT/lammps-np$P-best.log"
-    cp "$best_s.log" "$OUT/shard-np$P-best.log"
+done
+for P in $RANKS; do
+    cp "${BEST[lammps,$P]}.log" "$OUT/lammps-np$P-best.log"
+    cp "${BEST[shard,$P]}.log" "$OUT/shard-np$P-best.log"
 done
 
 # ---- table --------------------------------------------------------------------------------------------------
@@ -230,8 +237,8 @@ for P in $RANKS; do
     psl=$(awk -v n="$nl" -v s="$STEPS" -v t="$tl" -v p="$P" 'BEGIN { printf "%.4g", n * s / t / p }')
     pss=$(awk -v n="$ns" -v s="$STEPS" -v t="$ts" -v p="$P" 'BEGIN { printf "%.4g", n * s / t / p }')
     ratio=$(awk -v a="$pss" -v b="$psl" 'BEGIN { printf "%.3f", a / b }')
-    bpl=$( [ "$rssl" = n/a ] && echo n/a || awk -v r="$rssl" -v n="$nl" 'BEGIN { printf "%.0f", r / n }')
-    bps=$( [ "$rsss" = n/a ] && echo n/a || awk -v r="$rsss" -v n="$ns" 'BEGIN { printf "%.0f", r / n }')
+    if [ "$rssl" = n/a ]; then bpl=n/a; else bpl=$(awk -v r="$rssl" -v n="$nl" 'BEGIN { printf "%.0f", r / n }'); fi
+    if [ "$rsss" = n/a ]; then bps=n/a; else bps=$(awk -v r="$rsss" -v n="$ns" 'BEGIN { printf "%.0f", r / n }'); fi
     printf "$fmt" lammps "$P" "$nl" "$nbl" "$tl" "$psl" "-" "$bpl" "$selfl"
     printf "$fmt" shard "$P" "$ns" "$nbs" "$ts" "$pss" "$ratio" "$bps" "$selfs"
     echo "lammps,$P,$nl,$nbl,$STEPS,$tl,$psl,,$bpl,$selfl" >>"$CSV"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers sourced by the benchmark scripts in jobs/bench/ (not meant to be run on its own).
 #
 # Provides: bench_die, bench_find_shard, bench_mpirun, bench_rss_bytes, bench_field.
@@ -18,6 +19,7 @@ fi
 
 MPIEXEC=${MPIEXEC:-mpiexec}
 MPIEXEC_FLAGS=${MPIEXEC_FLAGS:-}
+read -r -a BENCH_MPI_FLAGS <<<"$MPIEXEC_FLAGS"
 TIME_BIN=${TIME_BIN:-/usr/bin/time}
 
 command -v "$MPIEXEC" >/dev/null 2>&1 || bench_die "'$MPIEXEC' not found (install Open MPI or set MPIEXEC)"
@@ -51,11 +53,11 @@ bench_mpirun() {
     local rc=0
     if [ -n "$TIME_BIN" ]; then
         # shellcheck disable=SC2016
-        "$MPIEXEC" $MPIEXEC_FLAGS -n "$np" bash -c \
+        "$MPIEXEC" "${BENCH_MPI_FLAGS[@]}" -n "$np" bash -c \
             'r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-0}}}; t=$1; p=$2; shift 2; exec "$t" -v -o "$p.rss.$r" "$@"' \
             bench-rank "$TIME_BIN" "$prefix" "$@" >"$prefix.log" 2>&1 || rc=$?
     else
-        "$MPIEXEC" $MPIEXEC_FLAGS -n "$np" "$@" >"$prefix.log" 2>&1 || rc=$?
+        "$MPIEXEC" "${BENCH_MPI_FLAGS[@]}" -n "$np" "$@" >"$prefix.log" 2>&1 || rc=$?
     fi
     if [ "$rc" != 0 ]; then
         echo "error: '$*' on $np rank(s) failed with exit code $rc; last lines of $prefix.log:" >&2
@@ -86,4 +88,22 @@ bench_field() {
     v=$(awk -v f="$3" "/$2/ {v = \$f} END {print v}" "$1")
     [ -n "$v" ] || bench_die "could not find /$2/ in $1"
     echo "$v"
+}
+
+# Benchmarks want an idle machine: measure how many cores other work keeps busy (over 1 s, from /proc/stat).
+bench_load_warning() {
+    local cores busy a b
+    cores=$(nproc 2>/dev/null || echo 1)
+    if [ ! -r /proc/stat ]; then
+        return
+    fi
+    a=$(awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat)
+    busy=$(awk -v a="$a" -v b="$b" -v c="$cores" 'BEGIN { split(a, x, " "); split(b, y, " ");
+        d = y[2] - x[2]; printf "%.2f", (d > 0 ? c * (y[1] - x[1]) / d : 0) }')
+    echo "Background load before the runs: $busy of $cores core(s) busy"
+    if awk -v l="$busy" 'BEGIN { exit !(l > 0.2) }'; then
+        echo "warning: $busy core(s) busy with other work before the runs: figures may be noisy (the best of REPEATS is kept)" >&2
+    fi
 }

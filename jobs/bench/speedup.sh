@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2059  # the table format is a variable on purpose
 # Shard alone on a block of ~200 000 particles: particle-steps/s/core on 1 and 2 ranks, the parallel speed-up
 # and the memory per particle, against the targets (speed-up >= 1.8 on 2 ranks, <= 1500 bytes per particle at
 # ~30 neighbours).
@@ -45,6 +46,7 @@ TARGET_BYTES=${TARGET_BYTES:-1500}
 STRICT=${STRICT:-0}
 OUT=${OUT:-/tmp/shard-bench/speedup}
 
+# shellcheck source=jobs/bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 is_int() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
@@ -80,11 +82,13 @@ EOF
 echo "Shard ${SHARD}: block ${NX} x ${NY} x ${NZ} = ${N} particles, a = ${SPACING} m, support ${SUPPORT}, ${STEPS} steps, dt ${DT}"
 echo "Ranks: ${RANKS}; best of ${REPEATS}; scene ${SCENE}"
 
-declare -A RES
-for P in $RANKS; do
-    [ "$P" -le "$N" ] || bench_die "RANKS: $P ranks for $N particles"
-    best=
-    for ((rep = 1; rep <= REPEATS; rep++)); do
+bench_load_warning
+
+# Repetitions outermost, so that every rank count sees the same spells of background load.
+declare -A RES BEST
+for P in $RANKS; do [ "$P" -le "$N" ] || bench_die "RANKS: $P ranks for $N particles"; done
+for ((rep = 1; rep <= REPEATS; rep++)); do
+    for P in $RANKS; do
         pre=$OUT/shard-np$P-r$rep
         echo "  shard np=$P run $rep/$REPEATS ..." >&2
         w0=$(date +%s.%N)
@@ -93,8 +97,8 @@ for P in $RANKS; do
         grep -q '^Loop time of' "$pre.log" || bench_die "no 'Loop time' line in $pre.log"
         [ "$(bench_field "$pre.log" '^Loop time of' 13)" = "$N" ] || bench_die "Shard made $(bench_field "$pre.log" '^Loop time of' 13) particles, expected $N ($pre.log)"
         t=$(bench_field "$pre.log" '^Loop time of' 4)
-        if [ -z "$best" ] || awk -v a="$t" -v b="${RES[$P]%% *}" 'BEGIN { exit !(a < b) }'; then
-            best=$pre
+        if [ -z "${BEST[$P]:-}" ] || awk -v a="$t" -v b="${RES[$P]%% *}" 'BEGIN { exit !(a < b) }'; then
+            BEST[$P]=$pre
             nb=$(bench_field "$pre.log" '^Bonds:' 3 | tr -d '(')
             self=$(sed -n 's/^Peak memory per rank:.*(\([0-9.]*\) bytes per particle.*/\1/p' "$pre.log")
             rss=$(bench_rss_bytes "$pre" "$P")
@@ -102,8 +106,8 @@ for P in $RANKS; do
             RES[$P]="$t $nb $rss ${self:-n/a} $wall"
         fi
     done
-    cp "$best.log" "$OUT/shard-np$P-best.log"
 done
+for P in $RANKS; do cp "${BEST[$P]}.log" "$OUT/shard-np$P-best.log"; done
 
 CSV=$OUT/results.csv
 echo "ranks,particles,neighbours_per_particle,steps,loop_time_s,wall_time_s,particle_steps_per_s,particle_steps_per_s_per_core,speedup,parallel_efficiency,rss_bytes_per_particle,self_reported_bytes_per_particle" >"$CSV"
@@ -123,7 +127,7 @@ for P in $RANKS; do
     [ -n "$ref" ] || { ref=$ps; refP=$P; }
     sp=$(awk -v x="$ps" -v r="$ref" 'BEGIN { printf "%.3f", x / r }')
     eff=$(awk -v s="$sp" -v p="$P" -v q="$refP" 'BEGIN { printf "%.3f", s * q / p }')
-    bpp=$( [ "$rss" = n/a ] && echo n/a || awk -v r="$rss" -v n="$N" 'BEGIN { printf "%.0f", r / n }')
+    if [ "$rss" = n/a ]; then bpp=n/a; else bpp=$(awk -v r="$rss" -v n="$N" 'BEGIN { printf "%.0f", r / n }'); fi
     printf "$fmt" "$P" "$N" "$nb" "$t" "$wall" "$ps" "$psc" "$sp" "$eff" "$bpp" "$self"
     echo "$P,$N,$nb,$STEPS,$t,$wall,$ps,$psc,$sp,$eff,$bpp,$self" >>"$CSV"
     LAST_SP[$P]=$sp

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Command-line behaviour: --help and --version succeed; every bad command line exits with status 2 on every
+# rank, prints its message once, and does not hang.
+# usage: cli.sh SHARD   (run in tests/)
+set -uo pipefail
+shard=$1
+fail=0
+check() { # name expected-status expected-substring ranks args...
+  local name=$1 want=$2 text=$3 n=$4
+  shift 4
+  out=$(timeout 60 mpiexec --oversubscribe -n "$n" "$shard" "$@" 2>&1)
+  rc=$?
+  count=$(printf '%s\n' "$out" | grep -cF -- "$text" || true)
+  if [ "$want" = 0 ] && [ $rc -ne 0 ]; then
+    echo "FAIL: $name: exit $rc"; printf '%s\n' "$out"; fail=1; return
+  fi
+  if [ "$want" != 0 ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then
+    echo "FAIL: $name: exit $rc (wanted non-zero, no timeout)"; printf '%s\n' "$out"; fail=1; return
+  fi
+  if [ "$count" -ne 1 ]; then
+    echo "FAIL: $name: '$text' printed $count time(s)"; printf '%s\n' "$out"; fail=1; return
+  fi
+  echo "PASS: $name ($n rank(s))"
+}
+for n in 1 3; do
+  check help 0 "usage: shard run" "$n" --help
+  check version 0 "METIS: 5" "$n" --version
+  check no-command 2 "usage: shard run" "$n"
+  check unknown-command 2 "shard: error: unknown command 'frobnicate'" "$n" frobnicate
+  check unknown-option 2 "shard: error: unknown option '--fast'" "$n" run bad_input/../mpi/scenes/drop_contact.yaml --fast
+  check steps-not-number 2 "shard: error: --steps: expected a non-negative number, got 'ten'" "$n" run x.yaml --steps ten
+  check steps-zero 2 "shard: error: --steps: expected a positive integer, got '0'" "$n" run x.yaml --steps 0
+  check dt-missing 2 "shard: error: --dt needs a value" "$n" run x.yaml --dt
+  check both 2 "shard: error: give --steps or --until, not both" "$n" run x.yaml --steps 3 --until 1
+  check two-scenes 2 "shard: error: more than one scene given ('a.yaml' and 'b.yaml')" "$n" run a.yaml b.yaml
+  check check-no-scene 2 "shard: error: check needs a scene file" "$n" check
+  check missing-scene 3 "shard: error: no_such_scene.yaml: cannot open scene file: No such file or directory" "$n" run no_such_scene.yaml
+done
+exit $fail
