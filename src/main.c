@@ -1,6 +1,7 @@
 /* The shard command line: run, check, --help, --version.  Parses arguments on every rank (they are the same
  * everywhere), so a usage error is a global error: rank 0 prints it, every rank exits with code 2. */
 #include "shard/comm.h"
+#include "shard/partition_report.h"
 #include "shard/run.h"
 
 #include <errno.h>
@@ -18,16 +19,22 @@
 static const char *shard_usage =
     "usage: shard run [SCENE.yaml] [--steps N | --until T] [--dt DT] [--out DIR] [--quiet]\n"
     "       shard check SCENE.yaml\n"
+    "       shard partition SCENE.yaml --ranks P [--per-rank] [--csv FILE]\n"
     "       shard --help | --version\n"
     "\n"
     "  run      run a scene (without SCENE: the demo, jobs/scenes/demo.yaml)\n"
     "  check    validate a scene and print its summary (bodies, particles, materials, time step)\n"
+    "  partition  partition a scene for P ranks without running it: owned and ghost counts, edge cut,\n"
+    "           halo bytes per step, imbalance, neighbour ranks (one process is enough)\n"
     "\n"
     "  --steps N    number of steps (overrides run.steps / run.end_time)\n"
     "  --until T    simulated end time in seconds (overrides run.steps / run.end_time)\n"
     "  --dt DT      time step in seconds (overrides run.dt)\n"
     "  --out DIR    output directory (overrides run.output_dir)\n"
     "  --quiet      no progress or diagnostics, only the final report\n"
+    "  --ranks P    (partition) number of ranks to partition for\n"
+    "  --per-rank   (partition) one line per rank\n"
+    "  --csv FILE   (partition) write the per-rank figures as CSV\n"
     "\n"
     "Run on several ranks with: mpiexec -n 4 shard run SCENE.yaml\n";
 
@@ -86,6 +93,51 @@ static int shard_main_number(const char *opt, const char *s, double *out, char *
     return 0;
 }
 
+/* shard partition SCENE --ranks P [--per-rank] [--csv FILE] */
+static int shard_main_partition(shard_comm *c, int argc, char **argv)
+{
+    char msg[1024] = "";
+    shard_partition_opts o = {0};
+    for (int i = 2; i < argc && !msg[0]; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--per-rank")) {
+            o.per_rank = 1;
+        } else if (!strcmp(a, "--ranks") || !strcmp(a, "--csv")) {
+            if (i + 1 >= argc) {
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                break;
+            }
+            const char *val = argv[++i];
+            if (!strcmp(a, "--csv")) {
+                o.csv = val;
+            } else {
+                char *end = NULL;
+                long p = strtol(val, &end, 10);
+                if (!val[0] || *end || p < 1 || p > 1000000)
+                    snprintf(msg, sizeof msg, "--ranks: expected a rank count from 1 to 1000000, got '%s'", val);
+                o.nparts = (int)p;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            snprintf(msg, sizeof msg, "unknown option '%s' for partition (see shard --help)", a);
+        } else if (!o.scene) {
+            o.scene = a;
+        } else {
+            snprintf(msg, sizeof msg, "more than one scene given ('%s' and '%s')", o.scene, a);
+        }
+    }
+    if (!msg[0] && !o.scene)
+        snprintf(msg, sizeof msg, "partition needs a scene file (shard partition SCENE.yaml --ranks P)");
+    if (!msg[0] && o.nparts < 1)
+        snprintf(msg, sizeof msg, "partition needs --ranks P");
+    if (msg[0])
+        shard_fail_all(c, SHARD_EXIT_USAGE, msg);
+    shard_error err;
+    if (shard_partition_report(c, &o, &err))
+        shard_fail_all(c, err.code, err.msg);
+    shard_comm_finalize(&c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     shard_comm *c = shard_comm_init(&argc, &argv);
@@ -104,8 +156,10 @@ int main(int argc, char **argv)
         shard_comm_finalize(&c);
         return 0;
     }
+    if (!strcmp(cmd, "partition"))
+        return shard_main_partition(c, argc, argv);
     if (strcmp(cmd, "run") && strcmp(cmd, "check")) {
-        snprintf(msg, sizeof msg, "unknown command '%s' (use run or check; see shard --help)", cmd);
+        snprintf(msg, sizeof msg, "unknown command '%s' (use run, check or partition; see shard --help)", cmd);
         shard_fail_all(c, SHARD_EXIT_USAGE, msg);
     }
     int check = !strcmp(cmd, "check"), quiet = 0;
