@@ -8,10 +8,10 @@ shard=$1 case=$2
 expected=$(head -n 1 "$case.expected")
 ranks=$(sed -n 's/^# ranks: *//p' "$case.yaml")
 for n in ${ranks:-1 3}; do
-  err=$(timeout 60 mpiexec --oversubscribe -n "$n" "$shard" check "$case.yaml" 2>&1 >/dev/null)
+  err=$(timeout 120 mpiexec --oversubscribe -n "$n" "$shard" check "$case.yaml" 2>&1 >/dev/null)
   rc=$?
   if [ $rc -eq 0 ]; then echo "FAIL: $case at $n rank(s): exit status 0"; exit 1; fi
-  if [ $rc -eq 124 ]; then echo "FAIL: $case at $n rank(s): hung (killed after 60 s)"; exit 1; fi
+  if [ $rc -eq 124 ]; then echo "FAIL: $case at $n rank(s): hung (killed after 120 s)"; exit 1; fi
   count=$(printf '%s\n' "$err" | grep -cF -- "$expected" || true)
   if [ "$count" -ne 1 ]; then
     echo "FAIL: $case at $n rank(s): expected message found $count time(s)"
