@@ -161,6 +161,15 @@ void shard_comm_gather(shard_comm *c, const double *local, int n, double *all)
 
 void shard_comm_barrier(shard_comm *c) { SHARD_MPI(c, MPI_Barrier(c->world)); }
 
+int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v)
+{
+    int64_t r = 0;
+    SHARD_MPI(c, MPI_Exscan(&v, &r, 1, MPI_INT64_T, MPI_SUM, c->world));
+    return c->rank == 0 ? 0 : r; /* MPI leaves rank 0's result undefined */
+}
+
+const void *shard_comm_mpi(const shard_comm *c) { return &c->world; }
+
 void shard_mpi_send_big(shard_comm *c, const void *buf, size_t bytes, int dest, int tag)
 {
     const char *p = buf;

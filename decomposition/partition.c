@@ -4,6 +4,7 @@
 #include "comm_impl.h"
 
 #include <metis.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,17 +46,33 @@ int64_t shard_partition_graph(size_t n, const shard_csr *graph, int nparts, int3
     return (int64_t)objval;
 }
 
-/* What rank 0 sends to one rank. */
+/* What rank 0 sends to one rank: ids, ghost owners, bonds, and one array per registry row (particles.h) that
+ * has SHARD_FIELD_STATE, for the owned particles and, for SHARD_FIELD_GHOST rows, the bond ghosts too.  Rows
+ * the sender does not have (NULL arrays of the whole-run set) are not sent and arrive as zeros. */
+enum { SHARD_PKG_MAX_FIELDS = 64 };
 typedef struct shard_package {
     int64_t n_own, n_ghost, n_bonds;
+    uint64_t present;    /* bit f: registry row f is sent */
     int64_t *gid;        /* n_own + n_ghost */
     int32_t *owner;      /* n_ghost */
-    double *X, *v, *vpres;
-    int32_t *body;
-    uint32_t *flags;
     int32_t *bond_count; /* n_own */
     int32_t *bond_gid;   /* n_bonds */
+    uint8_t *bond_broken;/* n_bonds */
+    void *field[SHARD_PKG_MAX_FIELDS];
 } shard_package;
+
+/* Registry rows the package may carry: every state row but the global id, which the package sends itself. */
+static int shard_package_carries(const shard_field_desc *d)
+{
+    return (d->flags & SHARD_FIELD_STATE) && d->offset != offsetof(shard_particles, gid);
+}
+
+static size_t shard_package_rows(const shard_package *k, const shard_field_desc *d)
+{
+    return (size_t)k->n_own + ((d->flags & SHARD_FIELD_GHOST) ? (size_t)k->n_ghost : 0);
+}
+
+static size_t shard_package_row_bytes(const shard_field_desc *d) { return (size_t)d->ncomp * d->elem_size; }
 
 typedef struct shard_partition_ghost {
     int32_t owner;
@@ -75,28 +92,30 @@ static void shard_package_alloc(shard_package *k)
     size_t nl = (size_t)(k->n_own + k->n_ghost);
     k->gid = shard_malloc((nl + 1) * sizeof *k->gid);
     k->owner = shard_malloc(((size_t)k->n_ghost + 1) * sizeof *k->owner);
-    k->X = shard_malloc((3 * nl + 1) * sizeof *k->X);
-    k->v = shard_malloc((3 * nl + 1) * sizeof *k->v);
-    k->vpres = shard_malloc((3 * nl + 1) * sizeof *k->vpres);
-    k->body = shard_malloc((nl + 1) * sizeof *k->body);
-    k->flags = shard_malloc((nl + 1) * sizeof *k->flags);
     k->bond_count = shard_malloc(((size_t)k->n_own + 1) * sizeof *k->bond_count);
     k->bond_gid = shard_malloc(((size_t)k->n_bonds + 1) * sizeof *k->bond_gid);
+    k->bond_broken = shard_malloc((size_t)k->n_bonds + 1);
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (k->present >> f & 1u)
+            k->field[f] = shard_malloc(shard_package_rows(k, &shard_particle_fields[f]) *
+                                           shard_package_row_bytes(&shard_particle_fields[f]) + 1);
 }
 
 static void shard_package_free(shard_package *k)
 {
-    free(k->gid), free(k->owner), free(k->X), free(k->v), free(k->vpres), free(k->body), free(k->flags);
-    free(k->bond_count), free(k->bond_gid);
+    free(k->gid), free(k->owner), free(k->bond_count), free(k->bond_gid), free(k->bond_broken);
+    for (int f = 0; f < SHARD_PKG_MAX_FIELDS; f++)
+        free(k->field[f]);
     memset(k, 0, sizeof *k);
 }
 
-/* Rank 0: the package of rank r.  mark[] is scratch of n entries, initialised to -1. */
-static void shard_package_build(int r, const shard_sampled *s, const shard_csr *g, const int32_t *part,
-                                int32_t *mark, shard_package *k)
+/* Rank 0: the package of rank r from the whole-run set (row = global id).  mark[] is scratch of n entries,
+ * initialised to -1. */
+static void shard_package_build(int r, const shard_particles *all, const shard_csr *g, const uint8_t *g_broken,
+                                const int32_t *part, int32_t *mark, uint64_t present, shard_package *k)
 {
     memset(k, 0, sizeof *k);
-    size_t n = s->n, ng = 0, ng_cap = 0;
+    size_t n = all->n_owned, ng = 0, ng_cap = 0;
     shard_partition_ghost *gh = NULL;
     for (size_t i = 0; i < n; i++) {
         if (part[i] != r)
@@ -115,6 +134,7 @@ static void shard_package_build(int r, const shard_sampled *s, const shard_csr *
     if (ng > 1)
         qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
     k->n_ghost = (int64_t)ng;
+    k->present = present;
     shard_package_alloc(k);
     size_t l = 0, nb = 0;
     for (size_t i = 0; i < n; i++) {
@@ -122,51 +142,70 @@ static void shard_package_build(int r, const shard_sampled *s, const shard_csr *
             continue;
         k->gid[l++] = (int64_t)i;
         k->bond_count[l - 1] = (int32_t)(g->start[i + 1] - g->start[i]);
-        for (int64_t b = g->start[i]; b < g->start[i + 1]; b++)
-            k->bond_gid[nb++] = g->idx[b];
+        for (int64_t b = g->start[i]; b < g->start[i + 1]; b++, nb++) {
+            k->bond_gid[nb] = g->idx[b];
+            k->bond_broken[nb] = g_broken ? g_broken[b] : 0;
+        }
     }
     for (size_t q = 0; q < ng; q++) {
         k->owner[q] = gh[q].owner;
         k->gid[l++] = gh[q].gid;
     }
-    for (size_t q = 0; q < l; q++) {
-        size_t i = (size_t)k->gid[q];
-        memcpy(k->X + 3 * q, s->X + 3 * i, 3 * sizeof(double));
-        memcpy(k->v + 3 * q, s->v + 3 * i, 3 * sizeof(double));
-        memcpy(k->vpres + 3 * q, s->vpres + 3 * i, 3 * sizeof(double));
-        k->body[q] = s->body[i];
-        k->flags[q] = s->flags[i];
+    for (int f = 0; f < shard_particle_n_fields; f++) {
+        if (!(present >> f & 1u))
+            continue;
+        const shard_field_desc *d = &shard_particle_fields[f];
+        size_t rows = shard_package_rows(k, d), rb = shard_package_row_bytes(d);
+        const char *src = shard_particles_array(all, d);
+        char *dst = k->field[f];
+        for (size_t q = 0; q < rows; q++)
+            memcpy(dst + q * rb, src + (size_t)k->gid[q] * rb, rb);
     }
     free(gh);
 }
 
-#define SHARD_PKG_ARRAYS(X_, k, nl)                                                                              \
-    X_(k->gid, (nl) * sizeof *k->gid) X_(k->owner, (size_t)k->n_ghost * sizeof *k->owner)                        \
-    X_(k->X, 3 * (nl) * sizeof *k->X) X_(k->v, 3 * (nl) * sizeof *k->v) X_(k->vpres, 3 * (nl) * sizeof *k->vpres) \
-    X_(k->body, (nl) * sizeof *k->body) X_(k->flags, (nl) * sizeof *k->flags)                                     \
-    X_(k->bond_count, (size_t)k->n_own * sizeof *k->bond_count)                                                   \
-    X_(k->bond_gid, (size_t)k->n_bonds * sizeof *k->bond_gid)
+/* The arrays of a package in sending order, with their sizes in bytes. */
+static int shard_package_arrays(shard_package *k, void **ptr, size_t *bytes)
+{
+    size_t nl = (size_t)(k->n_own + k->n_ghost);
+    int m = 0;
+    ptr[m] = k->gid, bytes[m++] = nl * sizeof *k->gid;
+    ptr[m] = k->owner, bytes[m++] = (size_t)k->n_ghost * sizeof *k->owner;
+    ptr[m] = k->bond_count, bytes[m++] = (size_t)k->n_own * sizeof *k->bond_count;
+    ptr[m] = k->bond_gid, bytes[m++] = (size_t)k->n_bonds * sizeof *k->bond_gid;
+    ptr[m] = k->bond_broken, bytes[m++] = (size_t)k->n_bonds;
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (k->present >> f & 1u) {
+            ptr[m] = k->field[f];
+            bytes[m++] = shard_package_rows(k, &shard_particle_fields[f]) *
+                         shard_package_row_bytes(&shard_particle_fields[f]);
+        }
+    return m;
+}
 
 static void shard_package_send(shard_comm *c, shard_package *k, int r)
 {
-    int64_t hdr[3] = {k->n_own, k->n_ghost, k->n_bonds};
+    int64_t hdr[4] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present};
     shard_mpi_send_big(c, hdr, sizeof hdr, r, 100);
-    size_t nl = (size_t)(k->n_own + k->n_ghost);
-#define SHARD_SEND_(ptr, bytes) shard_mpi_send_big(c, ptr, bytes, r, 101);
-    SHARD_PKG_ARRAYS(SHARD_SEND_, k, nl)
-#undef SHARD_SEND_
+    void *ptr[5 + SHARD_PKG_MAX_FIELDS];
+    size_t bytes[5 + SHARD_PKG_MAX_FIELDS];
+    int m = shard_package_arrays(k, ptr, bytes);
+    for (int q = 0; q < m; q++)
+        shard_mpi_send_big(c, ptr[q], bytes[q], r, 101);
 }
 
 static void shard_package_recv(shard_comm *c, shard_package *k)
 {
-    int64_t hdr[3];
+    int64_t hdr[4];
     shard_mpi_recv_big(c, hdr, sizeof hdr, 0, 100);
-    k->n_own = hdr[0], k->n_ghost = hdr[1], k->n_bonds = hdr[2];
+    memset(k, 0, sizeof *k);
+    k->n_own = hdr[0], k->n_ghost = hdr[1], k->n_bonds = hdr[2], k->present = (uint64_t)hdr[3];
     shard_package_alloc(k);
-    size_t nl = (size_t)(k->n_own + k->n_ghost);
-#define SHARD_RECV_(ptr, bytes) shard_mpi_recv_big(c, ptr, bytes, 0, 101);
-    SHARD_PKG_ARRAYS(SHARD_RECV_, k, nl)
-#undef SHARD_RECV_
+    void *ptr[5 + SHARD_PKG_MAX_FIELDS];
+    size_t bytes[5 + SHARD_PKG_MAX_FIELDS];
+    int m = shard_package_arrays(k, ptr, bytes);
+    for (int q = 0; q < m; q++)
+        shard_mpi_recv_big(c, ptr[q], bytes[q], 0, 101);
 }
 
 typedef struct shard_partition_key {
@@ -193,21 +232,29 @@ static int32_t shard_partition_lookup(const shard_partition_key *keys, size_t n,
     return (lo < n && keys[lo].gid == gid) ? keys[lo].local : -1;
 }
 
-/* Unpacks a package into the particle store and bond CSR, and builds the bond halo plan. */
+/* Unpacks a package into the particle store, the bond CSR and its broken flags, and builds the bond halo plan. */
 static void shard_package_unpack(shard_comm *c, const shard_package *k, shard_particles *p, shard_csr *bonds,
-                                 shard_halo **halo)
+                                 uint8_t **broken, shard_halo **halo)
 {
     size_t n_own = (size_t)k->n_own, n_ghost = (size_t)k->n_ghost, nl = n_own + n_ghost;
     shard_particles_reserve(p, nl);
     p->n_owned = n_own, p->n_bond_ghost = n_ghost, p->n_local = nl;
     memcpy(p->gid, k->gid, nl * sizeof *p->gid);
-    memcpy(p->X, k->X, 3 * nl * sizeof *p->X);
-    memcpy(p->x, k->X, 3 * nl * sizeof *p->x);
-    memcpy(p->v, k->v, 3 * nl * sizeof *p->v);
-    memcpy(p->vpres, k->vpres, 3 * nl * sizeof *p->vpres);
-    memcpy(p->body, k->body, nl * sizeof *p->body);
-    memcpy(p->flags, k->flags, nl * sizeof *p->flags);
-    memcpy(p->x_build, k->X, 3 * n_own * sizeof *p->x_build);
+    for (int f = 0; f < shard_particle_n_fields; f++) {
+        const shard_field_desc *d = &shard_particle_fields[f];
+        if (!shard_package_carries(d))
+            continue;
+        size_t bytes = shard_package_rows(k, d) * shard_package_row_bytes(d);
+        if (k->present >> f & 1u)
+            memcpy(shard_particles_array(p, d), k->field[f], bytes);
+        else
+            memset(shard_particles_array(p, d), 0, bytes);
+    }
+    memcpy(p->x_build, p->x, 3 * n_own * sizeof *p->x_build);
+    if (broken) {
+        *broken = shard_realloc(*broken, (size_t)k->n_bonds + 1);
+        memcpy(*broken, k->bond_broken, (size_t)k->n_bonds);
+    }
 
     shard_partition_key *keys = shard_malloc((nl + 1) * sizeof *keys);
     for (size_t i = 0; i < nl; i++)
@@ -274,20 +321,28 @@ static void shard_package_unpack(shard_comm *c, const shard_package *k, shard_pa
     free(nbr), free(recv_count), free(send_count), free(lists), free(caps), free(send_idx);
 }
 
-void shard_partition_distribute(shard_comm *c, const shard_sampled *s, const shard_csr *g, shard_particles *p,
-                                shard_csr *bonds, shard_halo **halo, int64_t *edge_cut)
+void shard_partition_distribute(shard_comm *c, const shard_particles *all, const shard_csr *g,
+                                const uint8_t *g_broken, shard_particles *p, shard_csr *bonds, uint8_t **broken,
+                                shard_halo **halo, int64_t *edge_cut)
 {
     shard_package mine = {0};
     int64_t cut = 0;
     if (c->rank == 0) {
-        int32_t *part = shard_malloc((s->n + 1) * sizeof *part);
-        cut = shard_partition_graph(s->n, g, c->size, part);
-        int32_t *mark = shard_malloc((s->n + 1) * sizeof *mark);
-        for (size_t i = 0; i < s->n; i++)
+        size_t n = all->n_owned;
+        uint64_t present = 0;
+        SHARD_ASSERT(shard_particle_n_fields <= SHARD_PKG_MAX_FIELDS);
+        for (int f = 0; f < shard_particle_n_fields; f++)
+            if (shard_package_carries(&shard_particle_fields[f]) &&
+                shard_particles_array(all, &shard_particle_fields[f]))
+                present |= (uint64_t)1 << f;
+        int32_t *part = shard_malloc((n + 1) * sizeof *part);
+        cut = shard_partition_graph(n, g, c->size, part);
+        int32_t *mark = shard_malloc((n + 1) * sizeof *mark);
+        for (size_t i = 0; i < n; i++)
             mark[i] = -1;
         for (int r = c->size - 1; r >= 0; r--) {
             shard_package k;
-            shard_package_build(r, s, g, part, mark, &k);
+            shard_package_build(r, all, g, g_broken, part, mark, present, &k);
             if (r == 0) {
                 mine = k;
             } else {
@@ -303,6 +358,6 @@ void shard_partition_distribute(shard_comm *c, const shard_sampled *s, const sha
     shard_comm_bcast(c, &cut, sizeof cut, 0);
     if (edge_cut)
         *edge_cut = cut;
-    shard_package_unpack(c, &mine, p, bonds, halo);
+    shard_package_unpack(c, &mine, p, bonds, broken, halo);
     shard_package_free(&mine);
 }

@@ -3,6 +3,8 @@
 # build/ (Release).  Safe to run again: it only installs what is missing and rebuilds what changed.
 #   BUILD_DIR   build folder (default: build)
 #   CMAKE_ARGS  extra arguments for cmake (e.g. -DSHARD_NATIVE=ON)
+#   SHARD_TEST_DEPS=1  also install what the tests use (scripts/test.sh sets it)
+#   SHARD_WITH_CATALYST=1  install ParaView for in-situ visualisation (also with SHARD_TEST_DEPS=1); =0 builds without
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,16 @@ packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libmetis-d
           libfyaml-dev)
 if [ "${SHARD_TEST_DEPS:-0}" = 1 ]; then
   packages+=(lammps)
+  # I/O tests: h5dump/h5ls, ParaView's own XDMF reader (pvpython) and an X server for its rendering.
+  packages+=(hdf5-tools python3-paraview xvfb xauth)
+  # Scaling scripts and tests (jobs/scaling, tests/scaling): plots with Debian's matplotlib, GNU time for RSS.
+  packages+=(python3-matplotlib time)
+fi
+if [ "${SHARD_TEST_DEPS:-0}" = 1 ] || [ "${SHARD_WITH_CATALYST:-}" = 1 ]; then
+  # Catalyst: the CMake package and headers, pvpython for the scripts, an X server to render off-screen.
+  for p in paraview-dev python3-paraview xvfb xauth; do
+    [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
+  done
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +36,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build=${BUILD_DIR:-build}
+if [ "${SHARD_WITH_CATALYST:-}" = 0 ]; then
+  CMAKE_ARGS="${CMAKE_ARGS:-} -DSHARD_WITH_CATALYST=OFF"
+fi
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} > "$build.cmake.log" 2>&1 || {
   cat "$build.cmake.log"; exit 1; }

@@ -17,7 +17,7 @@
 #endif
 
 static const char *shard_usage =
-    "usage: shard run [SCENE.yaml] [--steps N | --until T] [--dt DT] [--out DIR] [--quiet]\n"
+    "usage: shard run [SCENE.yaml] [--steps N | --until T] [--dt DT] [--out DIR] [--restart FILE] [--quiet]\n"
     "       shard check SCENE.yaml\n"
     "       shard partition SCENE.yaml --ranks P [--per-rank] [--csv FILE]\n"
     "       shard --help | --version\n"
@@ -31,6 +31,8 @@ static const char *shard_usage =
     "  --until T    simulated end time in seconds (overrides run.steps / run.end_time)\n"
     "  --dt DT      time step in seconds (overrides run.dt)\n"
     "  --out DIR    output directory (overrides run.output_dir)\n"
+    "  --restart FILE  continue from checkpoint FILE, on any number of ranks (SCENE, when given, must be the\n"
+    "               scene file it was written with; without SCENE its stored copy is used)\n"
     "  --quiet      no progress or diagnostics, only the final report\n"
     "  --ranks P    (partition) number of ranks to partition for\n"
     "  --per-rank   (partition) one line per rank\n"
@@ -170,7 +172,8 @@ int main(int argc, char **argv)
         int has_value = i + 1 < argc;
         if (!strcmp(a, "--quiet")) {
             quiet = 1;
-        } else if (!strcmp(a, "--steps") || !strcmp(a, "--until") || !strcmp(a, "--dt") || !strcmp(a, "--out")) {
+        } else if (!strcmp(a, "--steps") || !strcmp(a, "--until") || !strcmp(a, "--dt") || !strcmp(a, "--out") ||
+                   !strcmp(a, "--restart")) {
             if (!has_value) {
                 snprintf(msg, sizeof msg, "%s needs a value", a);
                 break;
@@ -179,6 +182,10 @@ int main(int argc, char **argv)
             double d = 0.0;
             if (!strcmp(a, "--out")) {
                 ov.out_dir = val;
+            } else if (!strcmp(a, "--restart")) {
+                ov.restart = val;
+                if (check)
+                    snprintf(msg, sizeof msg, "--restart is for shard run, not shard check");
             } else if (!shard_main_number(a, val, &d, msg, sizeof msg)) {
                 if (!strcmp(a, "--steps")) {
                     if (d != (double)(long)d || d < 1)
@@ -209,7 +216,7 @@ int main(int argc, char **argv)
     if (msg[0])
         shard_fail_all(c, SHARD_EXIT_USAGE, msg);
     char demo[PATH_MAX + 64];
-    if (!scene)
+    if (!scene && !ov.restart)
         scene = shard_main_demo(demo, sizeof demo);
 
     shard_error err;

@@ -1,14 +1,18 @@
-/* Particle storage: growth and release of the structure-of-arrays (see particles.h). */
+/* Particle storage: the field registry, growth and release of the structure-of-arrays (see particles.h). */
 #include "shard/particles.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One table drives growth: adding a per-particle field means adding one row here. */
-#define SHARD_PARTICLE_FIELDS(X_)                                                                                \
-    X_(gid, int64_t, 1) X_(body, int32_t, 1) X_(flags, uint32_t, 1) X_(X, double, 3) X_(x, double, 3)              \
-    X_(v, double, 3) X_(B, double, 9) X_(a, double, 3) X_(vpres, double, 3) X_(mass, double, 1)                    \
-    X_(volume, double, 1) X_(Ainv, double, 6) X_(eps_p, double, 6) X_(x_build, double, 3)
+/* The registry (particles.h) at run time, generated from the same table that drives growth below. */
+const shard_field_desc shard_particle_fields[] = {
+#define SHARD_DESC_(m, type, k, fl, nm)                                                                          \
+    {#m, nm, SHARD_FIELD_TYPE_OF(type), sizeof(type), (k), (fl), offsetof(shard_particles, m)},
+    SHARD_PARTICLE_FIELDS(SHARD_DESC_)
+#undef SHARD_DESC_
+};
+const int shard_particle_n_fields = (int)(sizeof shard_particle_fields / sizeof shard_particle_fields[0]);
 
 void shard_particles_reserve(shard_particles *p, size_t n)
 {
@@ -17,7 +21,7 @@ void shard_particles_reserve(shard_particles *p, size_t n)
     size_t cap = p->capacity < 64 ? 64 : p->capacity;
     while (cap < n)
         cap += cap / 2;
-#define SHARD_GROW_(name, type, k)                                                                               \
+#define SHARD_GROW_(name, type, k, fl, nm)                                                                       \
     p->name = shard_realloc(p->name, cap * (k) * sizeof(type));                                                  \
     memset(p->name + p->capacity * (k), 0, (cap - p->capacity) * (k) * sizeof(type));
     SHARD_PARTICLE_FIELDS(SHARD_GROW_)
@@ -25,11 +29,22 @@ void shard_particles_reserve(shard_particles *p, size_t n)
     p->capacity = cap;
 }
 
+void shard_particles_alloc_rows(shard_particles *p, size_t n, unsigned flags)
+{
+    memset(p, 0, sizeof *p);
+    for (int f = 0; f < shard_particle_n_fields; f++) {
+        const shard_field_desc *d = &shard_particle_fields[f];
+        if ((d->flags & flags) == flags)
+            *shard_particles_array_slot(p, d) = shard_calloc(n * (size_t)d->ncomp + 1, d->elem_size);
+    }
+    p->capacity = p->n_owned = p->n_local = n;
+}
+
 void shard_particles_free(shard_particles *p)
 {
     if (!p)
         return;
-#define SHARD_FREE_(name, type, k) free(p->name);
+#define SHARD_FREE_(name, type, k, fl, nm) free(p->name);
     SHARD_PARTICLE_FIELDS(SHARD_FREE_)
 #undef SHARD_FREE_
     memset(p, 0, sizeof *p);

@@ -12,11 +12,14 @@
  */
 #include "shard/run.h"
 
+#include "shard/checkpoint.h"
 #include "shard/contact.h"
+#include "shard/fileio.h"
 #include "shard/ghosts.h"
 #include "shard/halo.h"
 #include "shard/integrate.h"
 #include "shard/neighbor.h"
+#include "shard/output.h"
 #include "shard/partition.h"
 #include "shard/sample.h"
 #include "shard/solid.h"
@@ -34,6 +37,7 @@ struct shard_sim {
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
+    uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken (none yet: fracture will set them) */
     shard_cells cells;
     shard_halo *bond_halo, *contact_halo;
     shard_solid_params *solid;    /* per body */
@@ -50,14 +54,24 @@ struct shard_sim {
     shard_timer timer;
     double loop_wall;
     uint64_t comm_bytes_setup;
+    shard_output *out;            /* NULL: no output section (or no HDF5) */
+    shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
+    long last_output;             /* step of the last output written or inherited from a restart, or -1 */
+    long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
+    double *io_d;                 /* derived output columns (grow-only) */
+    size_t io_d_cap;
+    int32_t *io_i;
+    size_t io_i_cap;
 };
 
 shard_overrides shard_default_overrides(void)
 {
-    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL};
+    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL};
 }
 
 const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
+const shard_csr *shard_sim_bonds(const shard_sim *s) { return &s->bonds; }
+const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->ckpt); }
 const shard_scene *shard_sim_scene(const shard_sim *s) { return &s->scene; }
 double shard_sim_time(const shard_sim *s) { return (double)s->step * s->dt; }
 double shard_sim_dt(const shard_sim *s) { return s->dt; }
@@ -206,8 +220,69 @@ static void shard_sim_exchange_positions(shard_sim *s, int force_rebuild)
     }
 }
 
-shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
-                            const shard_overrides *ov, shard_error *err)
+/* Rank 0 of a restart: the loaded state must fit the scene it is restarted with. */
+static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_data *ck, const char *ck_path,
+                                   shard_error *err)
+{
+    if (ck->dt != s->dt)
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "%s: written with the time step %.17g s, but this run's is %.17g s (a different "
+                               "--dt?); a restart continues with the same time step",
+                               ck_path, ck->dt, s->dt);
+    for (int64_t i = 0; i < ck->n; i++)
+        if (ck->p.body[i] < 0 || ck->p.body[i] >= s->scene.n_bodies)
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld belongs to body %d, but the scene has "
+                                   "%d bodies", ck_path, (long long)i, ck->p.body[i], s->scene.n_bodies);
+    return 0;
+}
+
+/* The whole run as rank 0 hands it to the distribution: the sampled particles, row = global id, x = X. */
+static shard_particles shard_sim_sampled_view(const shard_sampled *g)
+{
+    shard_particles all;
+    memset(&all, 0, sizeof all);
+    all.n_owned = all.n_local = all.capacity = g->n;
+    all.X = g->X;
+    all.x = g->X;
+    all.v = g->v;
+    all.vpres = g->vpres;
+    all.body = g->body;
+    all.flags = g->flags;
+    return all;
+}
+
+/* Output and checkpoint writers for the scene's sections (nothing is created on disk yet). */
+static void shard_sim_io_setup(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    if (!sc->output.enabled && !sc->checkpoint.enabled)
+        return;
+#ifndef SHARD_HAVE_HDF5
+    if (shard_comm_rank(s->comm) == 0) {
+        fprintf(stderr, "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
+                        "and checkpoints are disabled\n",
+                sc->path, sc->output.enabled ? "output" : "checkpoints");
+        fflush(stderr);
+    }
+    return;
+#else
+    if (sc->output.enabled) {
+        s->out = shard_output_create(sc->output.dir[0] ? sc->output.dir : sc->run.output_dir, sc->path, sc->text,
+                                     sc->text_len);
+        if (s->restarted_at >= 0)
+            shard_output_resume(s->out, s->comm, &sc->output.interval, s->restarted_at, s->dt);
+    }
+    if (sc->checkpoint.enabled)
+        s->ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
+                                          sc->checkpoint.keep);
+#endif
+}
+
+/* Builds a simulation from scene text; ck (rank 0 of a restart; NULL otherwise, and on other ranks) supplies
+ * the state instead of sampling.  Collective. */
+static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *text, size_t len,
+                                  const shard_overrides *ov, int restart, const shard_checkpoint_data *ck,
+                                  shard_error *err)
 {
     int rank = shard_comm_rank(c), size = shard_comm_size(c);
     memset(err, 0, sizeof *err);
@@ -221,6 +296,8 @@ shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, s
 
     shard_sim *s = shard_calloc(1, sizeof *s);
     s->comm = c;
+    s->last_output = -1;
+    s->restarted_at = -1;
     /* Every rank parses the same text and so reaches the same verdict: no communication needed. */
     int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
     free(buf);
@@ -246,15 +323,32 @@ shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, s
     s->skin = sc->run.skin * min_spacing;
     s->cutoff = 2.0 * max_radius + s->skin;
 
-    /* Rank 0 samples and bonds the whole scene; its verdict on the input is shared with every rank. */
+    /* Rank 0 samples and bonds the whole scene, or takes the checkpoint's state; its verdict on the input is
+     * shared with every rank. */
     shard_sampled g = {0};
     shard_csr gb = {0};
-    if (rank == 0 && shard_sample_scene(sc, &g, err) == 0) {
+    shard_particles all;
+    memset(&all, 0, sizeof all);
+    const shard_csr *graph = &gb;
+    const uint8_t *graph_broken = NULL;
+    if (rank == 0 && restart) {
+        if (shard_sim_check_restart(s, ck, ov->restart, err) == 0) {
+            all = ck->p;
+            graph = &ck->bonds;
+            graph_broken = ck->broken;
+            s->n_global = ck->n;
+            s->n_bonds_global = ck->n_bonds;
+            if ((int64_t)size > s->n_global)
+                shard_error_set(err, SHARD_EXIT_INPUT, "%s: the checkpoint has %lld particle(s), fewer than the %d "
+                                "ranks it is restarted on", ov->restart, (long long)s->n_global, size);
+        }
+    } else if (rank == 0 && shard_sample_scene(sc, &g, err) == 0) {
         double *h = shard_malloc((size_t)sc->n_bodies * sizeof *h);
         for (int b = 0; b < sc->n_bodies; b++)
             h[b] = sc->bodies[b].support * sc->bodies[b].spacing;
         shard_neighbor_bonds(g.n, g.X, sc->n_bodies, g.body_start, h, &gb);
         free(h);
+        all = shard_sim_sampled_view(&g);
         s->n_global = (int64_t)g.n;
         s->n_bonds_global = gb.start[g.n];
         if (g.n > (size_t)INT32_MAX || gb.start[g.n] > (int64_t)INT32_MAX)
@@ -274,14 +368,20 @@ shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, s
     }
     s->body_count = shard_calloc((size_t)sc->n_bodies, sizeof *s->body_count);
     if (rank == 0)
-        for (int b = 0; b < sc->n_bodies; b++)
-            s->body_count[b] = g.body_start[b + 1] - g.body_start[b];
+        for (size_t i = 0; i < all.n_owned; i++)
+            s->body_count[all.body[i]]++;
     shard_comm_bcast(c, s->body_count, (size_t)sc->n_bodies * sizeof *s->body_count, 0);
     shard_comm_bcast(c, &s->n_global, sizeof s->n_global, 0);
     shard_comm_bcast(c, &s->n_bonds_global, sizeof s->n_bonds_global, 0);
+    if (restart) {
+        int64_t hdr[2] = {rank == 0 ? ck->step : 0, rank == 0 ? ck->contacts : 0};
+        shard_comm_bcast(c, hdr, sizeof hdr, 0);
+        s->step = s->restarted_at = s->last_output = (long)hdr[0];
+        s->contacts_local = rank == 0 ? hdr[1] : 0;
+    }
 
-    shard_partition_distribute(c, rank == 0 ? &g : NULL, rank == 0 ? &gb : NULL, &s->p, &s->bonds, &s->bond_halo,
-                               &s->edge_cut);
+    shard_partition_distribute(c, rank == 0 ? &all : NULL, rank == 0 ? graph : NULL, graph_broken, &s->p,
+                               &s->bonds, &s->bond_broken, &s->bond_halo, &s->edge_cut);
     shard_sampled_free(&g);
     shard_csr_free(&gb);
 
@@ -299,14 +399,64 @@ shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, s
 
     shard_timer_start(&s->timer, shard_wtime());
     shard_sim_rebuild(s);
-    shard_sim_forces(s);
+    /* A restart has the accelerations of the last force evaluation (made with the half-step velocities, so
+     * they cannot be recomputed from the state) and the plastic strain after it: evaluating the forces again
+     * would advance the plastic strain a second time. */
+    if (!restart)
+        shard_sim_forces(s);
     memset(&s->timer, 0, sizeof s->timer);
     s->rebuilds = 0;
+    shard_sim_io_setup(s);
+    return s;
+}
+
+shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
+                            const shard_overrides *ov, shard_error *err)
+{
+    return shard_sim_build(c, path, text, len, ov, 0, NULL, err);
+}
+
+/* Collective: the restart path of shard_sim_open.  Rank 0 loads and validates the checkpoint, then compares the
+ * scene text; nothing is created or written before every check has passed. */
+static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err)
+{
+    int rank = shard_comm_rank(c);
+    shard_checkpoint_data ck;
+    memset(&ck, 0, sizeof ck);
+    memset(err, 0, sizeof *err);
+    char *text = NULL;
+    size_t len = 0;
+    char scene_path[SHARD_PATH_MAX];
+    snprintf(scene_path, sizeof scene_path, "%s", path ? path : "");
+    if (rank == 0 && shard_checkpoint_load(ov->restart, &ck, err) == 0) {
+        if (path) {
+            if (shard_file_read_all(path, "scene file", &text, &len, err) == 0 &&
+                (len != ck.scene_len || memcmp(text, ck.scene_text, len) != 0))
+                shard_error_set(err, SHARD_EXIT_INPUT,
+                                "%s: written for a different scene: its copy of '%s' differs from %s (restart "
+                                "with the scene file it was written with, or omit the scene to use its copy)",
+                                ov->restart, ck.scene_path[0] ? ck.scene_path : "the scene", path);
+        } else {
+            len = ck.scene_len;
+            text = shard_malloc(len + 1);
+            memcpy(text, ck.scene_text, len + 1);
+            snprintf(scene_path, sizeof scene_path, "%s", ck.scene_path[0] ? ck.scene_path : ov->restart);
+        }
+    }
+    shard_sim *s = NULL;
+    if (!shard_comm_agree(c, err, 0)) {
+        shard_comm_bcast(c, scene_path, sizeof scene_path, 0);
+        s = shard_sim_build(c, scene_path, text, len, ov, 1, rank == 0 ? &ck : NULL, err);
+    }
+    free(text);
+    shard_checkpoint_data_free(&ck);
     return s;
 }
 
 shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err)
 {
+    if (ov->restart)
+        return shard_sim_restart(c, path, ov, err);
     char *text = NULL;
     size_t len = 0;
     memset(err, 0, sizeof *err);
@@ -384,6 +534,105 @@ static void shard_sim_format_duration(double sec, char *buf, size_t len)
         snprintf(buf, len, "%.1f h", sec / 3600.0);
 }
 
+int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max)
+{
+    shard_particles *p = &s->p;
+    size_t n = p->n_owned;
+    unsigned want = s->scene.output.enabled ? s->scene.output.fields : (1u << SHARD_OUT_COUNT) - 1u;
+    want |= 1u << SHARD_OUT_POSITION | 1u << SHARD_OUT_GLOBAL_ID;
+    /* Gradients need the bond ghosts' current x and v (they hold the half-step values between steps).  The
+     * next step overwrites ghosts before reading them, so this exchange never changes the state. */
+    if (want & (1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES)) {
+        double *fields[2] = {p->x, p->v};
+        int ncomp[2] = {3, 3};
+        shard_halo_forward(s->bond_halo, 2, fields, ncomp);
+    }
+    shard_reserve((void **)&s->io_d, &s->io_d_cap, 12 * n + 1, sizeof *s->io_d);
+    shard_reserve((void **)&s->io_i, &s->io_i_cap, 2 * n + 1, sizeof *s->io_i);
+    double *disp = s->io_d, *sigma = s->io_d + 3 * n, *vm = s->io_d + 9 * n, *plastic = s->io_d + 10 * n,
+           *damage = s->io_d + 11 * n;
+    int32_t *material = s->io_i, *rank = s->io_i + n;
+    int me = shard_comm_rank(s->comm);
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            disp[3 * i + k] = p->x[3 * i + k] - p->X[3 * i + k];
+        material[i] = s->scene.bodies[p->body[i]].material;
+        rank[i] = me;
+        int64_t b0 = s->bonds.start[i], b1 = s->bonds.start[i + 1], broken = 0;
+        for (int64_t b = b0; b < b1; b++)
+            broken += s->bond_broken[b];
+        damage[i] = b1 > b0 ? (double)broken / (double)(b1 - b0) : 0.0;
+    }
+    shard_solid_output(p, &s->bonds, s->solid, (want & 1u << SHARD_OUT_STRESS) ? sigma : NULL,
+                       (want & 1u << SHARD_OUT_VON_MISES) ? vm : NULL,
+                       (want & 1u << SHARD_OUT_PLASTIC_STRAIN) ? plastic : NULL);
+    const shard_output_column all[SHARD_OUT_COUNT] = {
+        [SHARD_OUT_POSITION] = {"position", SHARD_TYPE_F64, 3, p->x},
+        [SHARD_OUT_VELOCITY] = {"velocity", SHARD_TYPE_F64, 3, p->v},
+        [SHARD_OUT_DISPLACEMENT] = {"displacement", SHARD_TYPE_F64, 3, disp},
+        [SHARD_OUT_STRESS] = {"stress", SHARD_TYPE_F64, 6, sigma},
+        [SHARD_OUT_VON_MISES] = {"von_mises", SHARD_TYPE_F64, 1, vm},
+        [SHARD_OUT_PLASTIC_STRAIN] = {"plastic_strain", SHARD_TYPE_F64, 1, plastic},
+        [SHARD_OUT_DAMAGE] = {"damage", SHARD_TYPE_F64, 1, damage},
+        [SHARD_OUT_BODY] = {"body", SHARD_TYPE_I32, 1, p->body},
+        [SHARD_OUT_MATERIAL] = {"material", SHARD_TYPE_I32, 1, material},
+        [SHARD_OUT_RANK] = {"rank", SHARD_TYPE_I32, 1, rank},
+        [SHARD_OUT_GLOBAL_ID] = {"global_id", SHARD_TYPE_I64, 1, p->gid},
+    };
+    int m = 0;
+    for (int f = 0; f < SHARD_OUT_COUNT && m < max; f++)
+        if (want & 1u << f)
+            cols[m++] = all[f];
+    return m;
+}
+
+int shard_sim_write_output(shard_sim *s, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (!s->out)
+        return 0;
+    shard_output_column cols[SHARD_OUT_COUNT];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
+    int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, err);
+    if (!rc)
+        s->last_output = s->step;
+    return rc;
+}
+
+int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (!s->ckpt)
+        return 0;
+    int64_t contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
+    shard_checkpoint_state st = {
+        .p = &s->p, .bonds = &s->bonds, .broken = s->bond_broken, .step = s->step, .dt = s->dt,
+        .contacts = contacts, .state_hash = shard_sim_hash(s), .scene_path = s->scene.path,
+        .scene_text = s->scene.text, .scene_len = s->scene.text_len,
+    };
+    return shard_checkpoint_write(s->ckpt, s->comm, &st, err);
+}
+
+/* Output and checkpoint due at the current step, each on its own interval.  Output comes first, so a
+ * checkpoint at step k implies that the output of step k (if due) is complete.  Collective. */
+static void shard_sim_io(shard_sim *s, int final)
+{
+    shard_error e;
+    const shard_scene *sc = &s->scene;
+    shard_timer_stamp(&s->timer, SHARD_PHASE_OTHER, shard_wtime());
+    if (s->out && s->last_output != s->step &&
+        (final || shard_interval_due(&sc->output.interval, s->step, s->dt))) {
+        if (shard_sim_write_output(s, &e))
+            shard_fail_all(s->comm, e.code, e.msg);
+    }
+    if (s->ckpt && !final && s->step != s->restarted_at &&
+        shard_interval_due(&sc->checkpoint.interval, s->step, s->dt) && s->step > 0) {
+        if (shard_sim_write_checkpoint(s, &e))
+            shard_fail_all(s->comm, e.code, e.msg);
+    }
+    shard_timer_stamp(&s->timer, SHARD_PHASE_IO, shard_wtime());
+}
+
 void shard_sim_run(shard_sim *s, int quiet)
 {
     int rank = shard_comm_rank(s->comm);
@@ -394,8 +643,10 @@ void shard_sim_run(shard_sim *s, int quiet)
         printf("Running %ld steps of %.6g s (%lld particles, %d ranks)\n", s->total_steps - s->step, s->dt,
                (long long)s->n_global, shard_comm_size(s->comm));
     long first = s->step;
+    shard_sim_io(s, 0);
     while (s->step < s->total_steps) {
         shard_sim_step(s);
+        shard_sim_io(s, 0);
         if (every > 0 && s->step % every == 0) {
             shard_diag d = shard_sim_diagnostics(s);
             if (rank == 0 && !quiet)
@@ -420,6 +671,7 @@ void shard_sim_run(shard_sim *s, int quiet)
             shard_timer_stamp(&s->timer, SHARD_PHASE_OTHER, shard_wtime());
         }
     }
+    shard_sim_io(s, 1);
     shard_timer_stamp(&s->timer, SHARD_PHASE_OTHER, shard_wtime());
     s->loop_wall += shard_wtime() - t0;
 }
@@ -488,7 +740,7 @@ void shard_sim_report(shard_sim *s)
 {
     int rank = shard_comm_rank(s->comm), size = shard_comm_size(s->comm);
     /* Per-rank values gathered on rank 0: phases, loop wall time, peak RSS, owned, ghosts, halo bytes. */
-    enum { NV = SHARD_PHASE_COUNT + 6 };
+    enum { NV = SHARD_PHASE_COUNT + 9 };
     double mine[NV];
     for (int k = 0; k < SHARD_PHASE_COUNT; k++)
         mine[k] = s->timer.t[k];
@@ -498,6 +750,14 @@ void shard_sim_report(shard_sim *s)
     mine[SHARD_PHASE_COUNT + 3] = (double)(s->p.n_local - s->p.n_owned);
     mine[SHARD_PHASE_COUNT + 4] = (double)(shard_halo_bytes(s->bond_halo) + shard_halo_bytes(s->contact_halo));
     mine[SHARD_PHASE_COUNT + 5] = (double)s->bonds.start[s->p.n_owned];
+    long n_out = 0, n_ck = 0;
+    uint64_t b_out = 0, b_ck = 0;
+    double t_out = 0.0, t_ck = 0.0;
+    shard_output_stats(s->out, &n_out, &b_out, &t_out);
+    shard_checkpoint_stats(s->ckpt, &n_ck, &b_ck, &t_ck);
+    mine[SHARD_PHASE_COUNT + 6] = t_out + t_ck; /* seconds in file writes */
+    mine[SHARD_PHASE_COUNT + 7] = (double)(b_out + b_ck);
+    mine[SHARD_PHASE_COUNT + 8] = (double)s->p.n_bond_ghost;
     double *all = rank == 0 ? shard_malloc((size_t)size * NV * sizeof *all) : NULL;
     shard_comm_gather(s->comm, mine, NV, all);
     uint64_t hash = shard_sim_hash(s);
@@ -520,7 +780,7 @@ void shard_sim_report(shard_sim *s)
     }
     free(all);
     double loop = st[SHARD_PHASE_COUNT][2];
-    long steps = s->step;
+    long steps = s->step - (s->restarted_at >= 0 ? s->restarted_at : 0); /* steps this process ran */
     printf("\nLoop time of %.6g s on %d rank(s) for %ld steps with %lld particles\n", loop, size, steps,
            (long long)s->n_global);
     printf("\n%-10s | %10s | %10s | %10s | %8s | %7s | %6s\n", "Phase", "min (s)", "avg (s)", "max (s)", "max rank",
@@ -541,11 +801,24 @@ void shard_sim_report(shard_sim *s)
     printf("Owned per rank: min %.0f avg %.1f max %.0f (imbalance %.3f); ghosts per rank: min %.0f avg %.1f max %.0f\n",
            st[OWN][0], st[OWN][1], st[OWN][2], st[OWN][1] > 0 ? st[OWN][2] / st[OWN][1] : 0.0, st[GH][0], st[GH][1],
            st[GH][2]);
+    const int BG = SHARD_PHASE_COUNT + 8;
+    printf("Bond ghosts per rank: min %.0f avg %.1f max %.0f (the halo lists; contact ghosts: the rest)\n", st[BG][0],
+           st[BG][1], st[BG][2]);
     printf("Bonds: %lld (%.2f per particle), edge cut %lld; halo bytes sent: %.4g total; contact rebuilds %ld; "
            "active contacts %lld\n",
            (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global, (long long)s->edge_cut,
            st[BY][1] * size, s->rebuilds, (long long)d.contacts);
     (void)BO;
+    if (s->out || s->ckpt) {
+        const int IOT = SHARD_PHASE_COUNT + 6, IOB = SHARD_PHASE_COUNT + 7;
+        double bytes = st[IOB][1] * size, secs = st[IOT][2];
+        printf("I/O: %ld output file(s), %ld checkpoint(s), %.4g MB written in %.4g s (slowest rank): write "
+               "bandwidth %.4g MB/s; I/O phase %.2f %% of the loop time\n",
+               n_out, n_ck, bytes / 1e6, secs, secs > 0.0 ? bytes / 1e6 / secs : 0.0,
+               loop > 0.0 ? 100.0 * st[SHARD_PHASE_IO][1] / loop : 0.0);
+        if (n_ck > 0)
+            printf("Last checkpoint: %s\n", shard_checkpoint_last_path(s->ckpt));
+    }
     printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e\n", shard_sim_time(s),
            d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2]);
     shard_sim_print_bodies(s, bodies);
@@ -588,6 +861,27 @@ void shard_sim_summary(shard_sim *s)
     printf("Time step: %.6g s (%s limit, safety %g), %ld steps to t = %.6g s\n", s->dt, s->dt_limit,
            sc->run.dt_safety, s->total_steps, (double)s->total_steps * s->dt);
     printf("Output directory: %s\n", sc->run.output_dir);
+    if (sc->output.enabled) {
+        printf("Output: %s/particles_<step>.h5 and particles.xmf, every ",
+               sc->output.dir[0] ? sc->output.dir : sc->run.output_dir);
+        if (sc->output.interval.every > 0)
+            printf("%ld steps;", sc->output.interval.every);
+        else
+            printf("%g s;", sc->output.interval.every_time);
+        for (int f = 0; f < SHARD_OUT_COUNT; f++)
+            if (sc->output.fields & 1u << f)
+                printf(" %s", shard_output_field_names[f]);
+        printf("\n");
+    }
+    if (sc->checkpoint.enabled) {
+        printf("Checkpoints: %s/checkpoint_<step>.h5, every ",
+               sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir);
+        if (sc->checkpoint.interval.every > 0)
+            printf("%ld steps", sc->checkpoint.interval.every);
+        else
+            printf("%g s", sc->checkpoint.interval.every_time);
+        printf(", keeping %ld\n", sc->checkpoint.keep);
+    }
     fflush(stdout);
 }
 
@@ -604,6 +898,9 @@ void shard_sim_destroy(shard_sim **sp)
     shard_halo_destroy(&s->bond_halo);
     shard_halo_destroy(&s->contact_halo);
     free(s->solid), free(s->contact), free(s->f), free(s->body_count);
+    free(s->bond_broken), free(s->io_d), free(s->io_i);
+    shard_output_destroy(&s->out);
+    shard_checkpoint_destroy(&s->ckpt);
     free(s);
     *sp = NULL;
 }

@@ -1095,12 +1095,99 @@ static const field run_rows[] = {
 };
 static const section run_section = SECTION(run_rows, 0, NULL);
 
+/* ------------------------------------------------------------------------------------------------------------
+ * Output and checkpoints
+ * ------------------------------------------------------------------------------------------------------------ */
+
+const char *const shard_output_field_names[SHARD_OUT_COUNT] = {
+    "position", "velocity", "displacement", "stress", "von_mises", "plastic_strain",
+    "damage",   "body",     "material",     "rank",   "global_id",
+};
+
+/* A sequence of field names, each at most once.  An empty sequence is allowed: position and global_id are
+ * always written. */
+static int parse_output_fields(parse_ctx *c, const ynode *n, const char *path, void *target)
+{
+    unsigned *mask = target;
+    char what[80];
+    if (n->type != YN_SEQ)
+        return fail(c, n, path, "expected a sequence of field names, got %s", describe(what, n));
+    *mask = 1u << SHARD_OUT_POSITION | 1u << SHARD_OUT_GLOBAL_ID;
+    unsigned given = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const ynode *k = n->kids[i];
+        char sub[KEY_MAX];
+        index_path(sub, path, i);
+        int f = -1;
+        if (k->type == YN_SCALAR && !is_null(k))
+            for (int j = 0; j < SHARD_OUT_COUNT && f < 0; j++)
+                if (strcmp(k->text, shard_output_field_names[j]) == 0)
+                    f = j;
+        if (f < 0) {
+            char allowed[512];
+            size_t used = 0;
+            allowed[0] = '\0';
+            for (int j = 0; j < SHARD_OUT_COUNT && used < sizeof allowed; j++) {
+                int w = snprintf(allowed + used, sizeof allowed - used, "%s%s", j ? ", " : "",
+                                 shard_output_field_names[j]);
+                used += w > 0 ? (size_t)w : 0;
+            }
+            return fail(c, k, sub, "unknown field %s (allowed: %s)", describe(what, k), allowed);
+        }
+        if (given & 1u << f)
+            return fail(c, k, sub, "field '%s' is listed twice", shard_output_field_names[f]);
+        given |= 1u << f;
+        *mask |= 1u << f;
+    }
+    return 0;
+}
+
+static const field output_rows[] = {
+    {.key = "every", .kind = FK_INT, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_output_def, interval.every), .r = GT(0)},
+    {.key = "every_time", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_output_def, interval.every_time), .r = GT(0)},
+    {.key = "fields", .kind = FK_CUSTOM, .offset = offsetof(shard_output_def, fields), .parse = parse_output_fields},
+    {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_output_def, dir), .size = SHARD_PATH_MAX},
+};
+static const section output_section = SECTION(output_rows, 0, NULL);
+
+static const field checkpoint_rows[] = {
+    {.key = "every", .kind = FK_INT, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_checkpoint_def, interval.every), .r = GT(0)},
+    {.key = "every_time", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_checkpoint_def, interval.every_time), .r = GT(0)},
+    {.key = "keep", .kind = FK_INT, .offset = offsetof(shard_checkpoint_def, keep), .r = GE(1), .def = {2}},
+    {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_checkpoint_def, dir), .size = SHARD_PATH_MAX},
+};
+static const section checkpoint_section = SECTION(checkpoint_rows, 0, NULL);
+
+/* The sections are optional; giving one switches the feature on. */
+static int parse_output(parse_ctx *c, const ynode *n, const char *path, void *target)
+{
+    shard_output_def *o = target;
+    o->enabled = 1;
+    o->fields = (1u << SHARD_OUT_COUNT) - 1u;
+    make_loc(&o->loc, n, path);
+    return parse_section(c, n, path, &output_section, o);
+}
+
+static int parse_checkpoint(parse_ctx *c, const ynode *n, const char *path, void *target)
+{
+    shard_checkpoint_def *o = target;
+    o->enabled = 1;
+    make_loc(&o->loc, n, path);
+    return parse_section(c, n, path, &checkpoint_section, o);
+}
+
 /* Table order is processing order: materials must exist before bodies name them. */
 static const field top_rows[] = {
     {.key = "run", .kind = FK_MAP, .flags = F_REQUIRED, .offset = offsetof(shard_scene, run), .sub = &run_section},
     {.key = "materials", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = parse_materials},
     {.key = "bodies", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = parse_bodies},
     {.key = "obstacles", .kind = FK_CUSTOM, .parse = parse_obstacles},
+    {.key = "output", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, output), .parse = parse_output},
+    {.key = "checkpoint", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, checkpoint), .parse = parse_checkpoint},
 };
 static const section top_section = SECTION(top_rows, 0, NULL);
 

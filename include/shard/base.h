@@ -19,6 +19,7 @@ enum {
     SHARD_EXIT_INPUT = 3,     /* bad scene, mesh or other input file */
     SHARD_EXIT_RUNTIME = 4,   /* a run became invalid (NaN, lost particle) */
     SHARD_EXIT_INTERNAL = 5,  /* MPI failure, allocation failure, programmer error */
+    SHARD_EXIT_IO = 6,        /* output or a checkpoint could not be written (full disk, no permission) */
 };
 
 /* A message for the user, already formatted ("scene.yaml:14:7: materials.steel.E: must be > 0, got -2e9"). */

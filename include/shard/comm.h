@@ -49,5 +49,12 @@ int64_t shard_comm_sum_i64(shard_comm *c, int64_t v);
 /* Rank 0 receives every rank's n values (size * n doubles in rank order); other ranks may pass NULL. */
 void shard_comm_gather(shard_comm *c, const double *local, int n, double *all);
 void shard_comm_barrier(shard_comm *c);
+/* Collective: the sum of v over the ranks below this one (0 on rank 0): where this rank's rows start in a
+ * dataset written in rank order. */
+int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v);
+
+/* The MPI communicator behind c, as an opaque pointer to an MPI_Comm.  Only decomposition/ and io/ (parallel
+ * HDF5 opens files on a communicator) may cast it; everything else stays MPI-free. Local. */
+const void *shard_comm_mpi(const shard_comm *c);
 
 #endif

@@ -9,6 +9,7 @@
 #define SHARD_RUN_H
 
 #include "shard/comm.h"
+#include "shard/output.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
 
@@ -18,6 +19,7 @@ typedef struct shard_overrides {
     double until;
     double dt;
     const char *out_dir;
+    const char *restart;   /* checkpoint to restart from (`--restart FILE`) */
 } shard_overrides;
 
 shard_overrides shard_default_overrides(void);
@@ -28,7 +30,11 @@ typedef struct shard_sim shard_sim;
  * from `path`.  On bad input returns NULL with the same *err on every rank. */
 shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
                             const shard_overrides *ov, shard_error *err);
-/* Collective: reads the scene file on rank 0 and calls shard_sim_create. */
+/* Collective: reads the scene file on rank 0 and calls shard_sim_create.  With ov->restart the state comes from
+ * that checkpoint instead (validated first; repartitioned for the current rank count) and the run continues at
+ * its step: `path` must then name a file with exactly the scene text stored in the checkpoint, or be NULL to
+ * use that stored text.  A bad checkpoint returns NULL with the same *err (SHARD_EXIT_INPUT, "FILE: what")
+ * on every rank before anything is written. */
 shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err);
 
 /* Collective: advances one step. */
@@ -51,7 +57,20 @@ typedef struct shard_diag {
 /* Collective: global diagnostics (floating-point sums: for reporting only). */
 shard_diag shard_sim_diagnostics(shard_sim *s);
 
+/* Collective: writes an output file (scene `output` section) / a checkpoint (`checkpoint` section) of the
+ * current state now.  The run loop calls them on their intervals; neither changes the state.  Returns 0, or
+ * the same error on every rank (SHARD_EXIT_IO); 0 without writing when the scene has no such section. */
+int shard_sim_write_output(shard_sim *s, shard_error *err);
+int shard_sim_write_checkpoint(shard_sim *s, shard_error *err);
+/* Collective: the columns the next output would write for this rank's owned particles at the current state
+ * (the scene's field selection; arrays valid until the next call or step).  Returns the count (<= max). */
+int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max);
+/* Local: the path of the last checkpoint written ("" before the first). */
+const char *shard_sim_last_checkpoint(const shard_sim *s);
+
 const shard_particles *shard_sim_particles(const shard_sim *s);
+/* The reference bonds of the owned particles (local partner indices). Local. */
+const shard_csr *shard_sim_bonds(const shard_sim *s);
 const shard_scene *shard_sim_scene(const shard_sim *s);
 double shard_sim_time(const shard_sim *s);
 double shard_sim_dt(const shard_sim *s);

@@ -103,6 +103,47 @@ typedef struct shard_run_def {
     shard_src_loc steps_loc, end_time_loc, dt_loc;
 } shard_run_def;
 
+/* Per-particle fields the HDF5 output can write (output.fields); position and global_id are always written. */
+typedef enum shard_output_field {
+    SHARD_OUT_POSITION = 0,
+    SHARD_OUT_VELOCITY,
+    SHARD_OUT_DISPLACEMENT,
+    SHARD_OUT_STRESS,
+    SHARD_OUT_VON_MISES,
+    SHARD_OUT_PLASTIC_STRAIN,
+    SHARD_OUT_DAMAGE,
+    SHARD_OUT_BODY,
+    SHARD_OUT_MATERIAL,
+    SHARD_OUT_RANK,
+    SHARD_OUT_GLOBAL_ID,
+    SHARD_OUT_COUNT
+} shard_output_field;
+
+/* The names used in scenes, in the HDF5 files and in ParaView ("von_mises"), indexed by shard_output_field. */
+extern const char *const shard_output_field_names[SHARD_OUT_COUNT];
+
+/* An interval in steps or in simulated time: exactly one of every / every_time is > 0 when enabled. */
+typedef struct shard_interval {
+    long every;               /* steps, > 0 */
+    double every_time;        /* s, > 0 */
+} shard_interval;
+
+typedef struct shard_output_def {
+    int enabled;              /* the scene has an `output` section */
+    shard_interval interval;
+    unsigned fields;          /* bit (1u << SHARD_OUT_*) per field (default: all) */
+    char dir[SHARD_PATH_MAX]; /* "" = run.output_dir */
+    shard_src_loc loc;
+} shard_output_def;
+
+typedef struct shard_checkpoint_def {
+    int enabled;              /* the scene has a `checkpoint` section */
+    shard_interval interval;
+    long keep;                /* complete checkpoints kept, >= 1 (default 2) */
+    char dir[SHARD_PATH_MAX]; /* "" = run.output_dir */
+    shard_src_loc loc;
+} shard_checkpoint_def;
+
 typedef struct shard_scene {
     char path[SHARD_PATH_MAX];  /* the scene file as given (used in every message) */
     char dir[SHARD_PATH_MAX];   /* its folder, for relative mesh paths */
@@ -115,6 +156,8 @@ typedef struct shard_scene {
     shard_body_def *bodies;
     int n_obstacles;
     shard_obstacle_def *obstacles;
+    shard_output_def output;
+    shard_checkpoint_def checkpoint;
 } shard_scene;
 
 /* Parses and validates `text` (the contents of `path`).  On success fills *scene (which takes a copy of the

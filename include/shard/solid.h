@@ -72,6 +72,17 @@ void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const 
 void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, size_t i,
                           double J[9]);
 
+/* What the output shows of the solid, for the owned particles at the current x, v (owned and bond ghosts must be
+ * current): the Cauchy stress sigma = P J^T / det J (6 per particle, Pa, in Shard's symmetric order xx xy xz yy
+ * yz zz, which is also XDMF's Tensor6 order; NaN where det J <= 0, an inverted particle), its von Mises
+ * equivalent
+ * sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
+ * Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
+ * terms); the plastic strain is read, never advanced, so calling this never changes the state.  Any output
+ * pointer may be NULL.  Local. */
+void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        double *sigma, double *von_mises, double *plastic);
+
 /* Elastic energy sum_i v_i U_i of the owned particles at the current positions (plastic strain held fixed;
  * U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2).  Diagnostics and tests. Local. */
 double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp);

@@ -1,0 +1,91 @@
+/* Checkpoint: the complete state of a run in one HDF5 file, written in parallel and atomically, and read back
+ * for a restart on any number of ranks.
+ *
+ * The module owns the checkpoint format, the atomic write (temporary name, flush, fsync, rename, then the oldest
+ * beyond `keep` are deleted), the validation of a file before a restart uses it, and the test-only fault
+ * injection.  What the state is comes from elsewhere: every particle array whose registry row (particles.h)
+ * has SHARD_FIELD_STATE is written and restored, so a module that adds such a row is checkpointed without a
+ * change here; bonds travel with their broken flags.  The driver repartitions the loaded state with METIS for
+ * the new rank count (partition.h).
+ *
+ * Layout of DIR/checkpoint_<step>.h5 (rows in rank order, then increasing global id, as in output.h):
+ *   /                          attributes: format = "shard-checkpoint", format_version, shard_version, step,
+ *                              time, dt, n_particles, n_bonds, n_ranks, contacts, state_hash, checksum,
+ *                              complete (written last); dataset /scene (the scene text, attribute path)
+ *   /particles/<dataset name>  one per SHARD_FIELD_STATE registry row: (N) or (N, k)
+ *   /bonds/count               (N) int32: bonds of the particle in the same row
+ *   /bonds/partner             (n_bonds) int64: partner global ids, row after row, each row increasing
+ *   /bonds/broken              (n_bonds) uint8: 1 = broken (kept so that damage survives a restart)
+ * Later modules add their own groups (/rigid, /cloth) and a row in the section list of io/checkpoint.c.
+ * `checksum` is the 64-bit sum over particles of a hash of the particle's global id, every state row and its
+ * bond list: independent of the row order, so a reader checks it whatever the writer's rank count was.
+ *
+ * Fault injection (tests only): SHARD_FAULT_CHECKPOINT=STEP:N in the environment makes every rank kill itself
+ * (SIGKILL) right after the N-th dataset of the checkpoint of step STEP has been written, leaving a partial
+ * temporary file, as a crash or a node failure would.
+ */
+#ifndef SHARD_CHECKPOINT_H
+#define SHARD_CHECKPOINT_H
+
+#include "shard/comm.h"
+#include "shard/particles.h"
+
+#define SHARD_CHECKPOINT_FORMAT_VERSION 1
+
+/* What the driver hands the writer: its owned particles and their bonds, and the run's scalars. */
+typedef struct shard_checkpoint_state {
+    const shard_particles *p;   /* owned rows [0, n_owned) */
+    const shard_csr *bonds;     /* local partner indices, rows sorted by partner global id */
+    const uint8_t *broken;      /* per bond entry (NULL: none broken) */
+    long step;
+    double dt;
+    int64_t contacts;           /* active contacts at the last force evaluation, summed over ranks */
+    uint64_t state_hash;        /* the run's state hash at this step */
+    const char *scene_path, *scene_text;
+    size_t scene_len;
+} shard_checkpoint_state;
+
+typedef struct shard_checkpoint shard_checkpoint;
+
+/* Local: a writer into `dir` (created on the first write), keeping the newest `keep` (>= 1) complete files.
+ * Reads SHARD_FAULT_CHECKPOINT.  Caller owns the handle. */
+shard_checkpoint *shard_checkpoint_create(const char *dir, long keep);
+
+/* Collective: writes DIR/checkpoint_<step>.h5 (through DIR/checkpoint_<step>.h5.tmp), then deletes the oldest
+ * complete checkpoints of steps <= step beyond `keep` (later ones, left by an abandoned run, are kept).
+ * Returns 0, or SHARD_EXIT_IO with the same *err on every rank (the temporary file is then removed and the
+ * checkpoints already there are untouched). */
+int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st,
+                           shard_error *err);
+
+/* Local: files written, raw bytes this rank wrote, seconds this rank spent writing. */
+void shard_checkpoint_stats(const shard_checkpoint *ck, long *files, uint64_t *bytes, double *seconds);
+/* Local: the path of the last file written ("" before the first). */
+const char *shard_checkpoint_last_path(const shard_checkpoint *ck);
+
+/* Local; NULL-safe; nulls the pointer. */
+void shard_checkpoint_destroy(shard_checkpoint **ck);
+
+/* A checkpoint as loaded by one rank: every particle of the run, row = global id. */
+typedef struct shard_checkpoint_data {
+    long step;
+    double time, dt;
+    int64_t n, n_bonds, contacts;
+    int n_ranks;                /* of the run that wrote it */
+    uint64_t state_hash;
+    char *scene_text;           /* NUL-terminated */
+    size_t scene_len;
+    char scene_path[1024];
+    shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n */
+    shard_csr bonds;            /* rows = global ids, idx = partner global ids */
+    uint8_t *broken;            /* per bond entry */
+} shard_checkpoint_data;
+
+/* Local: reads and validates `path` completely (format, version, completeness, every dataset and its size,
+ * global ids a permutation, bonds in range, sorted and symmetric, checksum).  Returns 0, or SHARD_EXIT_INPUT
+ * with "PATH: <what is wrong>" in err; nothing is written anywhere. */
+int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_error *err);
+/* NULL-safe; zeroes the struct. */
+void shard_checkpoint_data_free(shard_checkpoint_data *d);
+
+#endif

@@ -1,0 +1,91 @@
+/* In-situ visualisation: hands each rank's particles to ParaView Catalyst Python scripts while the run goes on.
+ *
+ * This module owns the link to Catalyst: io/insitu.c (this interface; it loads the Catalyst module on demand),
+ * io/catalyst_adaptor.cxx (the module libshard_catalyst.so: the only C++ file of the project and the only one that
+ * sees VTK), and io/insitu_off.c, the stand-in built when Shard is configured without ParaView.  The module is
+ * loaded with dlopen only when a run asks for a script, so a Catalyst build costs nothing (no ParaView library
+ * loaded, no memory, no start-up time) in runs without one.  It computes nothing: the driver fills
+ * shard_insitu_fields with arrays of its owned particles (derived fields such as stress and von Mises stress
+ * computed by the driver, only on the steps where shard_insitu_wants says yes) and calls shard_insitu_execute.
+ * Nothing here includes VTK or MPI, so C code can use it freely.
+ *
+ * What the scripts see (docs/insitu.md): one Catalyst channel named "input", a vtkPartitionedDataSetCollection
+ * whose data assembly names its blocks.  Block "particles" (index 0) holds one vtkPolyData partition per rank:
+ * the rank's owned particles as points with one vertex cell each, and the point arrays of shard_insitu_fields
+ * under the names of the HDF5 output, plus "rank" (the owner).  Blocks "cloth" and "rigid" are reserved for
+ * cloth triangles and rigid-body frames; scripts should select blocks by name, not by index.
+ *
+ * Errors: a script that is missing, unreadable, not valid Python, or that raises while it runs ends the run
+ * through the driver's global error path with SHARD_EXIT_INPUT and the message
+ *   catalyst script 'PATH': <reason>
+ * which is the same on every rank (the lowest failing rank's reason wins), so rank 0 prints it once.
+ */
+#ifndef SHARD_INSITU_H
+#define SHARD_INSITU_H
+
+#include "shard/base.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* shard/comm.h's handle, declared here rather than included: the Catalyst module (C++) reads this header too. */
+typedef struct shard_comm shard_comm;
+
+/* The name scripts use for the simulation's data: `PVTrivialProducer(registrationName="input")`. */
+#define SHARD_INSITU_CHANNEL "input"
+
+typedef struct shard_insitu shard_insitu;
+
+/* One rank's owned particles for one output step.  `position` is required; every other pointer may be NULL,
+ * and the array is then left out of the dataset (on every rank, when any rank with particles leaves it out).
+ * Layouts are those of the particle store and the HDF5 output (shard/output.h), so the driver can pass the
+ * columns it writes: 3-vectors as x[3*i + k]; the stress as 6 values per particle in Shard's symmetric order
+ * xx xy xz yy yz zz, which the adaptor reorders into VTK's (xx yy zz xy yz xz, component names XX YY ZZ XY YZ
+ * XZ) for ParaView.  Every other array is used in place, without a copy, for the duration of
+ * shard_insitu_execute only. */
+typedef struct shard_insitu_fields {
+    size_t n;                      /* owned particles on this rank (may be 0) */
+    const double *position;        /* 3n, current position, m: the point coordinates */
+    const int64_t *global_id;      /* n, "global_id" (also the points' GlobalIds attribute) */
+    const double *velocity;        /* 3n, "velocity", m/s */
+    const double *displacement;    /* 3n, "displacement" = x - X, m */
+    const double *stress;          /* 6n, "stress", Cauchy, Pa: xx xy xz yy yz zz (reordered for VTK) */
+    const double *von_mises;       /* n, "von_mises", Pa */
+    const double *plastic_strain;  /* n, "plastic_strain": Frobenius norm of the plastic Green strain */
+    const double *damage;          /* n, "damage", in [0, 1] */
+    const int32_t *body;           /* n, "body": body index in the scene */
+    const int32_t *material;       /* n, "material": material index in the scene */
+} shard_insitu_fields;
+
+/* The most scripts one run takes (scene and command line together). */
+#define SHARD_INSITU_MAX_SCRIPTS 8
+
+/* Collective.  Starts Catalyst with n_scripts (<= SHARD_INSITU_MAX_SCRIPTS) version-2 ParaView Python scripts
+ * (paths as given: the caller resolves them); script k runs on the steps that are multiples of every[k] (>= 1),
+ * step 0 included.  out_dir (may be NULL) becomes the scripts' SHARD_CATALYST_OUT, the folder the example
+ * scripts write into, unless the environment already sets it.  Checks on every rank that each script exists and
+ * is readable, on rank 0 that a .py file compiles, then loads each script with vtkCPPythonPipeline on every rank.
+ * Returns NULL with err->code == 0 when n_scripts == 0 (in-situ is off and costs nothing).  On failure returns
+ * NULL with the same *err on every rank (SHARD_EXIT_INPUT, "catalyst script 'PATH': <reason>"; without Catalyst
+ * built in: "Catalyst is not built into this shard (...)").  One handle per process at a time (ParaView's
+ * co-processor is a singleton).  The caller owns the handle. */
+shard_insitu *shard_insitu_create(shard_comm *c, int n_scripts, const char *const *scripts, const long *every,
+                                  const char *out_dir, shard_error *err);
+
+/* Local, and the same answer on every rank: whether any script runs at `step`.  NULL-safe (0), a few integer
+ * operations, so the driver may call it every step and compute derived fields only when it says yes. */
+int shard_insitu_wants(const shard_insitu *h, long step);
+
+/* Collective.  Runs the scripts due at `step` (simulated time `time`, s) on the particles in *f.  Returns 0, or
+ * SHARD_EXIT_INPUT with the same *err on every rank when a script failed (its Python traceback has been printed
+ * once, by the lowest failing rank).  A no-op returning 0 when h is NULL or no script is due. */
+int shard_insitu_execute(shard_insitu *h, long step, double time, const shard_insitu_fields *f, shard_error *err);
+
+/* Collective: finalises the scripts (catalyst_finalize) and Catalyst; NULL-safe; nulls the pointer.  Must come
+ * before shard_comm_finalize. */
+void shard_insitu_destroy(shard_insitu **h);
+
+/* Local: "on (ParaView 5.11.0)" or "off", for `shard --version`.  Static storage. */
+const char *shard_insitu_version(void);
+
+#endif

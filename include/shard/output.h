@@ -1,0 +1,69 @@
+/* Output: parallel HDF5 files of the particles at chosen times, and the XDMF index that ParaView opens.
+ *
+ * The module owns the file layout and the writing; the driver decides when (shard_interval_due) and hands it
+ * columns of its owned particles (derived fields such as stress are computed by solid.h, not here).  One HDF5
+ * file per output time, DIR/particles_<step>.h5 (step zero-padded to 6 digits), written collectively with the
+ * MPI-IO driver: each rank writes its owned particles as one hyperslab per dataset at the exclusive prefix sum
+ * of the owned counts of the ranks below it, so rows are in rank order, then increasing global id.
+ *
+ *   /                    attributes: format = "shard-output", format_version, shard_version, step, time,
+ *                        n_particles, n_ranks; dataset /scene (the scene text, attribute path)
+ *   /particles/<column>  (N) or (N, k) per column: position (always), global_id (always), velocity,
+ *                        displacement, stress (xx xy xz yy yz zz), von_mises, plastic_strain, damage, body,
+ *                        material, rank
+ *   /particles/index     (N) int64: the row of the particle whose global id is g is index[g]
+ *   /cloth, /rigid       reserved for cloth triangles and rigid-body frames (a new group each; readers of
+ *                        /particles are unaffected, so adding them does not change format_version)
+ *
+ * DIR/particles.xmf is an XDMF 2 temporal collection with one Polyvertex grid per written file.  Rank 0
+ * rewrites it after every complete output through a temporary file and a rename, so after a crash it lists
+ * exactly the outputs that were complete.  Writing into a folder replaces files of the same names there.
+ */
+#ifndef SHARD_OUTPUT_H
+#define SHARD_OUTPUT_H
+
+#include "shard/comm.h"
+#include "shard/particles.h"
+#include "shard/scene.h"
+
+#define SHARD_OUTPUT_FORMAT_VERSION 1
+
+/* One per-particle array of the owned particles: n_owned rows of ncomp values. */
+typedef struct shard_output_column {
+    const char *name;      /* dataset and ParaView array name */
+    shard_field_type type;
+    int ncomp;             /* 1 scalar, 3 vector, 6 symmetric tensor (xx xy xz yy yz zz: XDMF's Tensor6) */
+    const void *data;
+} shard_output_column;
+
+typedef struct shard_output shard_output;
+
+/* Local, the same answer on every rank: whether an interval falls due at `step` (time step*dt).  Steps:
+ * multiples of every, including 0.  Time: step 0 and every step that crosses a multiple of every_time
+ * (the step whose time first reaches k * every_time, to within 1e-9 of an interval). */
+int shard_interval_due(const shard_interval *iv, long step, double dt);
+
+/* Local: an output writer into `dir` (created on the first write, not before: a run that fails at start-up
+ * touches nothing).  The scene text and path are stored in every file.  Caller owns the handle. */
+shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
+                                  size_t scene_len);
+
+/* Collective: after a restart at `step`, takes the files an earlier run wrote at steps <= step (the due ones
+ * under iv, and `step` itself) back into the XDMF index, so the index keeps the whole history.  Rank 0 looks
+ * at which files exist; nothing is written. */
+void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt);
+
+/* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be
+ * "position" (3 doubles) and one "global_id" (int64)), then rewrites the XDMF index on rank 0.  Returns 0, or
+ * SHARD_EXIT_IO with the same *err on every rank. */
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
+                       int n_cols, const shard_output_column *cols, shard_error *err);
+
+/* Local: files written by this process's run so far, raw bytes this rank wrote, seconds this rank spent
+ * writing. */
+void shard_output_stats(const shard_output *o, long *files, uint64_t *bytes, double *seconds);
+
+/* Local; NULL-safe; nulls the pointer. */
+void shard_output_destroy(shard_output **o);
+
+#endif

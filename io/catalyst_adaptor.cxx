@@ -1,0 +1,549 @@
+/* Catalyst module: the only C++ file of Shard and the only one that sees VTK, built as libshard_catalyst.so and
+ * loaded by io/insitu.c when a run asks for a script (entry points: io/catalyst_module.h).
+ *
+ * It owns the ParaView side of in-situ visualisation: one vtkCPProcessor on the run's communicator, one
+ * vtkCPPythonPipeline per script (version 2 scripts: paraview.simple + paraview.catalyst), the dataset handed to
+ * the channel "input", and the checks that turn a bad script into one clear message agreed on by every rank.  It
+ * leaves to the driver which fields exist and how they are computed, to io/insitu.c which steps are due, and to
+ * the scripts what is done with the data.  Being loaded into a process that already runs MPI, it calls MPI
+ * itself (the communicator comes as a pointer) instead of calling back into shard.
+ *
+ * The dataset is a vtkPartitionedDataSetCollection built once and re-pointed at the caller's arrays on each
+ * call: block "particles" is a vtkPolyData (points + one vertex cell each) whose point arrays wrap the particle
+ * store without copying (vtkAOSDataArrayTemplate::SetArray with save = 1: VTK never frees or writes them).  The
+ * per-particle memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as the vertex
+ * cells' connectivity and their offsets, the constant "rank" array, and the stress, whose components Shard
+ * orders differently from VTK.  A data assembly names the blocks so that "cloth" and "rigid" can be appended
+ * later without breaking scripts that select by name.
+ *
+ * Script errors: ParaView imports a version 2 script at its first execution, not when the pipeline is created
+ * (the script may build its pipeline at import and needs data for that), so create() cannot import it.  It checks
+ * what can be checked without data (the file is there on every rank; rank 0 compiles a .py file, which catches
+ * syntax errors with their line), and execute() captures Python's stderr while the scripts run so that a failure
+ * is reported once, by the lowest failing rank, instead of as one traceback per rank.  Every decision that could
+ * differ between ranks is agreed with one reduction before any rank acts on it, so no rank is left waiting in a
+ * ParaView collective.
+ */
+#include <vtkPython.h> // Python.h must come before the system headers
+
+#include <mpi.h>
+
+#include <vtkCPDataDescription.h>
+#include <vtkCPInputDataDescription.h>
+#include <vtkCPProcessor.h>
+#include <vtkCPPythonPipeline.h>
+#include <vtkCellArray.h>
+#include <vtkCompositeDataSet.h>
+#include <vtkDataAssembly.h>
+#include <vtkDoubleArray.h>
+#include <vtkIdTypeArray.h>
+#include <vtkInformation.h>
+#include <vtkIntArray.h>
+#include <vtkLogger.h>
+#include <vtkMPI.h>
+#include <vtkNew.h>
+#include <vtkPartitionedDataSetCollection.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPythonInterpreter.h>
+#include <vtkSmartPointer.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "catalyst_module.h"
+
+static_assert(sizeof(vtkIdType) == sizeof(int64_t), "global ids are handed to VTK without copying");
+static_assert(sizeof(int) == sizeof(int32_t), "body, material and rank are handed to VTK as vtkIntArray");
+
+namespace
+{
+/* Python helpers run inside ParaView's interpreter: a syntax check that returns the message instead of
+ * printing it, and a redirection of sys.stderr around the scripts' execution. */
+const char *const shard_catalyst_python_helpers = R"(
+import io, sys
+
+def check_syntax(path):
+    try:
+        with open(path, 'rb') as f:
+            compile(f.read(), path, 'exec')
+    except SyntaxError as e:
+        where = 'line %s' % e.lineno if e.lineno else 'unknown line'
+        if e.offset:
+            where += ', column %s' % e.offset
+        return 'SyntaxError at %s: %s' % (where, e.msg)
+    except Exception as e:
+        return '%s: %s' % (type(e).__name__, e)
+    return ''
+
+def set_paraview_log_level(level):
+    import logging, paraview
+    logging.getLogger('paraview').setLevel(level)
+
+_saved_stderr = []
+
+def capture_begin():
+    _saved_stderr.append(sys.stderr)
+    sys.stderr = io.StringIO()
+
+def capture_end():
+    text = sys.stderr.getvalue()
+    sys.stderr = _saved_stderr.pop()
+    return text
+)";
+
+/* Field names shared with the HDF5 output (docs/insitu.md). */
+enum shard_catalyst_array
+{
+    SHARD_CA_GLOBAL_ID = 0,
+    SHARD_CA_VELOCITY,
+    SHARD_CA_DISPLACEMENT,
+    SHARD_CA_STRESS,
+    SHARD_CA_VON_MISES,
+    SHARD_CA_PLASTIC_STRAIN,
+    SHARD_CA_DAMAGE,
+    SHARD_CA_BODY,
+    SHARD_CA_MATERIAL,
+    SHARD_CA_RANK,
+    SHARD_CA_COUNT
+};
+
+struct shard_catalyst_array_def
+{
+    const char *name;
+    int ncomp;
+};
+
+const shard_catalyst_array_def shard_catalyst_arrays[SHARD_CA_COUNT] = {
+    {"global_id", 1},      {"velocity", 3}, {"displacement", 3}, {"stress", 6},   {"von_mises", 1},
+    {"plastic_strain", 1}, {"damage", 1},   {"body", 1},         {"material", 1}, {"rank", 1},
+};
+
+struct shard_catalyst_script
+{
+    std::string path;
+    vtkSmartPointer<vtkCPPythonPipeline> pipeline;
+};
+} // namespace
+
+struct shard_catalyst
+{
+    MPI_Comm comm;
+    int rank, size;
+    std::vector<shard_catalyst_script> scripts;
+    vtkSmartPointer<vtkCPProcessor> processor;
+    vtkSmartPointer<vtkCPDataDescription> description;
+    vtkSmartPointer<vtkPartitionedDataSetCollection> collection;
+    vtkSmartPointer<vtkPolyData> particles;
+    vtkSmartPointer<vtkDoubleArray> coords;
+    vtkSmartPointer<vtkIdTypeArray> offsets, connectivity;
+    vtkSmartPointer<vtkDataArray> arrays[SHARD_CA_COUNT];
+    std::vector<vtkIdType> ramp;  /* 0, 1, 2, ...: vertex-cell offsets and connectivity (grow-only) */
+    std::vector<int> rank_values; /* this rank, once per particle (grow-only) */
+    std::vector<double> stress;   /* the stress in VTK's component order (grow-only) */
+    PyObject *python;             /* the helpers' namespace (a dict, owned) */
+};
+
+/* MPI failures inside the module cannot be shared with the other ranks: report and abort, as shard does. */
+static void shard_catalyst_mpi(MPI_Comm comm, int rc, const char *call)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, s, &n);
+    std::fprintf(stderr, "shard: error: Catalyst: %s failed: %s\n", call, s);
+    std::fflush(stderr);
+    MPI_Abort(comm, SHARD_EXIT_INTERNAL);
+}
+
+static int shard_catalyst_error(shard_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int shard_catalyst_error(shard_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->code = code;
+    return code;
+}
+
+/* Makes a local verdict global: every rank learns the lowest rank with err->code != 0 (or -1 when none) and
+ * receives that rank's record.  One allreduce, one broadcast when something failed.  Collective. */
+static int shard_catalyst_agree(MPI_Comm comm, int rank, int size, shard_error *err)
+{
+    int mine = err->code ? rank : size, first = size;
+    shard_catalyst_mpi(comm, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (first == size)
+        return -1;
+    shard_catalyst_mpi(comm, MPI_Bcast(err, static_cast<int>(sizeof *err), MPI_BYTE, first, comm), "MPI_Bcast");
+    return first;
+}
+
+/* Calls one helper with an optional string argument; returns its str() result ("" for None or a failure,
+ * which the helper itself prevents). */
+static std::string shard_catalyst_python_call(shard_catalyst *h, const char *fn, const char *arg)
+{
+    vtkPythonScopeGilEnsurer gil;
+    PyObject *f = PyDict_GetItemString(h->python, fn); /* borrowed */
+    PyObject *r = f ? (arg ? PyObject_CallFunction(f, "s", arg) : PyObject_CallNoArgs(f)) : nullptr;
+    std::string out;
+    if (r && PyUnicode_Check(r)) {
+        const char *s = PyUnicode_AsUTF8(r);
+        if (s)
+            out = s;
+    }
+    if (!r)
+        PyErr_Clear();
+    Py_XDECREF(r);
+    return out;
+}
+
+/* Warnings and errors are what the user of a running simulation wants from ParaView;
+ * SHARD_CATALYST_VERBOSITY (ERROR, WARNING, INFO, TRACE, 0-9) asks for more or less. */
+static vtkLogger::Verbosity shard_catalyst_verbosity(void)
+{
+    const char *v = std::getenv("SHARD_CATALYST_VERBOSITY");
+    return v && v[0] ? vtkLogger::ConvertToVerbosity(v) : vtkLogger::VERBOSITY_WARNING;
+}
+
+static bool shard_catalyst_python_start(shard_catalyst *h)
+{
+    vtkLogger::SetStderrVerbosity(shard_catalyst_verbosity());
+    /* initsigs = 0: Python must not take SIGINT from the simulation (Ctrl-C has to stop a running shard). */
+    vtkPythonInterpreter::Initialize(0);
+    vtkPythonScopeGilEnsurer gil;
+    h->python = PyDict_New();
+    if (!h->python)
+        return false;
+    PyDict_SetItemString(h->python, "__builtins__", PyEval_GetBuiltins());
+    PyObject *r = PyRun_String(shard_catalyst_python_helpers, Py_file_input, h->python, h->python);
+    if (!r) {
+        PyErr_Print();
+        return false;
+    }
+    Py_DECREF(r);
+    return true;
+}
+
+/* Text of the last non-empty line of a traceback ("NameError: name 'x' is not defined"). */
+static std::string shard_catalyst_last_line(const std::string &text)
+{
+    size_t end = text.find_last_not_of(" \t\r\n");
+    if (end == std::string::npos)
+        return std::string();
+    size_t start = text.find_last_of('\n', end);
+    start = start == std::string::npos ? 0 : start + 1;
+    return text.substr(start, end - start + 1);
+}
+
+/* The dataset skeleton: collection -> "particles" -> this rank's polydata, arrays without data yet. */
+static void shard_catalyst_build_dataset(shard_catalyst *h)
+{
+    h->particles = vtkSmartPointer<vtkPolyData>::New();
+    h->coords = vtkSmartPointer<vtkDoubleArray>::New();
+    h->coords->SetNumberOfComponents(3);
+    h->coords->SetName("position");
+    vtkNew<vtkPoints> points;
+    points->SetData(h->coords);
+    h->particles->SetPoints(points);
+    h->offsets = vtkSmartPointer<vtkIdTypeArray>::New();
+    h->connectivity = vtkSmartPointer<vtkIdTypeArray>::New();
+    vtkNew<vtkCellArray> verts;
+    h->particles->SetVerts(verts);
+
+    for (int k = 0; k < SHARD_CA_COUNT; k++) {
+        vtkSmartPointer<vtkDataArray> a;
+        if (k == SHARD_CA_GLOBAL_ID)
+            a = vtkSmartPointer<vtkIdTypeArray>::New();
+        else if (k == SHARD_CA_BODY || k == SHARD_CA_MATERIAL || k == SHARD_CA_RANK)
+            a = vtkSmartPointer<vtkIntArray>::New();
+        else
+            a = vtkSmartPointer<vtkDoubleArray>::New();
+        a->SetNumberOfComponents(shard_catalyst_arrays[k].ncomp);
+        a->SetName(shard_catalyst_arrays[k].name);
+        h->arrays[k] = a;
+    }
+    static const char *const tensor[6] = {"XX", "YY", "ZZ", "XY", "YZ", "XZ"};
+    for (int j = 0; j < 6; j++)
+        h->arrays[SHARD_CA_STRESS]->SetComponentName(j, tensor[j]);
+
+    h->collection = vtkSmartPointer<vtkPartitionedDataSetCollection>::New();
+    h->collection->SetNumberOfPartitionedDataSets(1);
+    h->collection->SetPartition(0, 0, h->particles);
+    h->collection->GetMetaData(0u)->Set(vtkCompositeDataSet::NAME(), "particles");
+    vtkNew<vtkDataAssembly> assembly;
+    assembly->SetRootNodeName("shard");
+    assembly->AddDataSetIndex(assembly->AddNode("particles"), 0);
+    h->collection->SetDataAssembly(assembly);
+}
+
+/* Points `a` at n tuples of caller memory without copying, or empties it. */
+template <typename T>
+static void shard_catalyst_wrap(vtkDataArray *a, const T *data, size_t n)
+{
+    using Array = vtkAOSDataArrayTemplate<T>;
+    Array *typed = static_cast<Array *>(a);
+    int ncomp = a->GetNumberOfComponents();
+    if (n == 0 || !data) {
+        typed->Initialize();
+        typed->SetNumberOfComponents(ncomp);
+    } else {
+        /* save = 1: the memory stays the caller's; VTK reads it during execute only. */
+        typed->SetArray(const_cast<T *>(data), static_cast<vtkIdType>(n) * ncomp, 1);
+    }
+    a->Modified();
+}
+
+/* The caller's arrays in shard_catalyst_array order ("rank" is ours). */
+static void shard_catalyst_sources(const shard_catalyst *h, const shard_insitu_fields *f, const void *src[])
+{
+    const void *s[SHARD_CA_COUNT] = {f->global_id, f->velocity,       f->displacement, f->stress,
+                                     f->von_mises, f->plastic_strain, f->damage,       f->body,
+                                     f->material,  h->rank_values.data()};
+    std::memcpy(src, s, sizeof s);
+}
+
+/* Which arrays the dataset carries at this step: those that every rank with particles passes.  Agreed with one
+ * allreduce so that all partitions share one array layout (parallel writers and colour maps expect that) even
+ * when a rank has no particles and its pointers mean nothing.  Collective. */
+static unsigned shard_catalyst_present(shard_catalyst *h, const shard_insitu_fields *f)
+{
+    const void *src[SHARD_CA_COUNT];
+    shard_catalyst_sources(h, f, src);
+    unsigned mine = ~0u, all = 0;
+    if (f->position && f->n > 0)
+        for (int k = 0; k < SHARD_CA_COUNT; k++)
+            if (!src[k] && k != SHARD_CA_RANK)
+                mine &= ~(1u << k);
+    shard_catalyst_mpi(h->comm, MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED, MPI_BAND, h->comm), "MPI_Allreduce");
+    return all;
+}
+
+/* Re-points the dataset at this step's arrays.  Local; allocates only when n exceeds every earlier n. */
+static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f, unsigned present)
+{
+    size_t n = f->position ? f->n : 0;
+    if (h->ramp.size() < n + 1) {
+        size_t old = h->ramp.size();
+        h->ramp.resize(n + 1);
+        for (size_t i = old; i < n + 1; i++)
+            h->ramp[i] = static_cast<vtkIdType>(i);
+        h->rank_values.assign(n + 1, h->rank);
+    }
+    shard_catalyst_wrap<double>(h->coords, f->position, n);
+    h->particles->GetPoints()->Modified();
+    /* The ramp serves as both arrays: offsets 0..n and connectivity 0..n-1 give one vertex per point. */
+    shard_catalyst_wrap<vtkIdType>(h->offsets, h->ramp.data(), n + 1);
+    shard_catalyst_wrap<vtkIdType>(h->connectivity, h->ramp.data(), n);
+    h->particles->GetVerts()->SetData(h->offsets, h->connectivity);
+
+    const void *src[SHARD_CA_COUNT];
+    shard_catalyst_sources(h, f, src);
+    if (f->stress && (present & (1u << SHARD_CA_STRESS))) {
+        /* Shard stores symmetric tensors as xx xy xz yy yz zz (the HDF5 output too); ParaView reads a 6-component
+         * array as a symmetric tensor in VTK's order xx yy zz xy yz xz, so this one array is reordered, not
+         * wrapped. */
+        static const int from[6] = {0, 3, 5, 1, 4, 2};
+        if (h->stress.size() < 6 * n)
+            h->stress.resize(6 * n);
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 6; k++)
+                h->stress[6 * i + k] = f->stress[6 * i + from[k]];
+        src[SHARD_CA_STRESS] = h->stress.data();
+    }
+    vtkPointData *pd = h->particles->GetPointData();
+    for (int k = 0; k < SHARD_CA_COUNT; k++) {
+        vtkDataArray *a = h->arrays[k];
+        if (!(present & (1u << k))) {
+            if (k == SHARD_CA_GLOBAL_ID)
+                pd->SetGlobalIds(nullptr);
+            else
+                pd->RemoveArray(shard_catalyst_arrays[k].name);
+            continue;
+        }
+        if (k == SHARD_CA_GLOBAL_ID)
+            shard_catalyst_wrap<vtkIdType>(a, static_cast<const vtkIdType *>(src[k]), n);
+        else if (k == SHARD_CA_BODY || k == SHARD_CA_MATERIAL || k == SHARD_CA_RANK)
+            shard_catalyst_wrap<int>(a, static_cast<const int *>(src[k]), n);
+        else
+            shard_catalyst_wrap<double>(a, static_cast<const double *>(src[k]), n);
+        if (k == SHARD_CA_GLOBAL_ID)
+            pd->SetGlobalIds(a);
+        else
+            pd->AddArray(a);
+    }
+    h->particles->Modified();
+    h->collection->Modified();
+}
+
+/* Tears down whatever create() built so far; every rank calls it at the same point. */
+static void shard_catalyst_free(shard_catalyst *h)
+{
+    if (h->particles) {
+        /* The arrays still point at the driver's memory of the last execution, which may be gone by now:
+         * catalyst_finalize must see empty arrays, not freed ones. */
+        shard_catalyst_wrap<double>(h->coords, nullptr, 0);
+        shard_catalyst_wrap<vtkIdType>(h->offsets, h->ramp.data(), h->ramp.empty() ? 0 : 1);
+        shard_catalyst_wrap<vtkIdType>(h->connectivity, nullptr, 0);
+        for (auto &a : h->arrays)
+            a->Initialize();
+    }
+    if (h->processor) {
+        /* Finalize runs each script's catalyst_finalize, so every pipeline has to be registered again (execute
+         * registers only the scripts due at its step). */
+        h->processor->RemoveAllPipelines();
+        for (auto &s : h->scripts)
+            if (s.pipeline)
+                h->processor->AddPipeline(s.pipeline);
+        h->processor->Finalize();
+        h->processor = nullptr;
+    }
+    h->scripts.clear();
+    if (h->python) {
+        vtkPythonScopeGilEnsurer gil;
+        Py_DECREF(h->python);
+        h->python = nullptr;
+    }
+    delete h;
+}
+
+static void *shard_catalyst_create(const void *mpi_comm, int n_scripts, const char *const *scripts,
+                                   shard_error *err)
+{
+    std::memset(err, 0, sizeof *err);
+    MPI_Comm comm = *static_cast<const MPI_Comm *>(mpi_comm);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+
+    /* Checks that need nothing from ParaView, on every rank: every rank reads the files later. */
+    for (int k = 0; k < n_scripts && !err->code; k++) {
+        struct stat st;
+        if (stat(scripts[k], &st) != 0 || access(scripts[k], R_OK) != 0)
+            shard_catalyst_error(err, SHARD_EXIT_INPUT, "catalyst script '%s': cannot read it: %s", scripts[k],
+                                 std::strerror(errno));
+        else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+            shard_catalyst_error(err, SHARD_EXIT_INPUT, "catalyst script '%s': not a file or a Python package folder",
+                                 scripts[k]);
+    }
+    if (shard_catalyst_agree(comm, rank, size, err) >= 0)
+        return nullptr;
+
+    shard_catalyst *h = new shard_catalyst();
+    h->comm = comm, h->rank = rank, h->size = size;
+    if (!shard_catalyst_python_start(h))
+        shard_catalyst_error(err, SHARD_EXIT_INTERNAL, "Catalyst: cannot start ParaView's Python interpreter");
+    /* A syntax error is the same on every rank; rank 0 finds it and the message is broadcast. */
+    for (int k = 0; k < n_scripts && !err->code && rank == 0; k++) {
+        size_t len = std::strlen(scripts[k]);
+        if (len < 3 || std::strcmp(scripts[k] + len - 3, ".py") != 0)
+            continue;
+        std::string why = shard_catalyst_python_call(h, "check_syntax", scripts[k]);
+        if (!why.empty())
+            shard_catalyst_error(err, SHARD_EXIT_INPUT, "catalyst script '%s': %s", scripts[k], why.c_str());
+    }
+    if (shard_catalyst_agree(comm, rank, size, err) >= 0) {
+        shard_catalyst_free(h);
+        return nullptr;
+    }
+
+    h->processor = vtkSmartPointer<vtkCPProcessor>::New();
+    vtkMPICommunicatorOpaqueComm opaque(&h->comm);
+    if (!h->processor->Initialize(opaque))
+        shard_catalyst_error(err, SHARD_EXIT_INTERNAL,
+                             "Catalyst: cannot initialise the co-processor (one in-situ instance per process)");
+    /* ParaView's Python logger takes its level from vtkLogger's cutoff when `paraview` is first imported, and
+     * ParaView turns the cutoff off on ranks other than 0, which the logger reads as "debug".  Debian's 5.11 log
+     * handler then fails on every debug message (it asks for vtkLogger.VERBOSITY_DEBUG, which does not exist)
+     * and prints a "Logging error" traceback for each.  The same level on every rank, never below INFO, avoids
+     * both. */
+    {
+        vtkPythonScopeGilEnsurer gil;
+        int v = shard_catalyst_verbosity();
+        int level = v <= vtkLogger::VERBOSITY_ERROR ? 40 : v <= vtkLogger::VERBOSITY_WARNING ? 30 : 20;
+        PyObject *f = PyDict_GetItemString(h->python, "set_paraview_log_level");
+        PyObject *r = f ? PyObject_CallFunction(f, "i", level) : nullptr;
+        if (!r)
+            PyErr_Print();
+        Py_XDECREF(r);
+    }
+    for (int k = 0; k < n_scripts && !err->code; k++) {
+        shard_catalyst_script s;
+        s.path = scripts[k];
+        s.pipeline = vtkCPPythonPipeline::CreateAndInitializePipeline(scripts[k], 2);
+        if (!s.pipeline)
+            shard_catalyst_error(err, SHARD_EXIT_INPUT,
+                                 "catalyst script '%s': ParaView cannot load it as a Catalyst script (messages above)",
+                                 scripts[k]);
+        h->scripts.push_back(s);
+    }
+    if (shard_catalyst_agree(comm, rank, size, err) >= 0) {
+        shard_catalyst_free(h);
+        return nullptr;
+    }
+
+    h->description = vtkSmartPointer<vtkCPDataDescription>::New();
+    h->description->AddInput(SHARD_INSITU_CHANNEL);
+    shard_catalyst_build_dataset(h);
+    return h;
+}
+
+static int shard_catalyst_execute(void *impl, long step, double time, int n_due, const int *due,
+                                  const shard_insitu_fields *f, shard_error *err)
+{
+    std::memset(err, 0, sizeof *err);
+    shard_catalyst *h = static_cast<shard_catalyst *>(impl);
+    shard_catalyst_bind(h, f, shard_catalyst_present(h, f));
+    for (int d = 0; d < n_due; d++) {
+        shard_catalyst_script &s = h->scripts[static_cast<size_t>(due[d])];
+        /* One script per CoProcess, so that a failure names its script and the others keep their own
+         * cadence; the processor resets the description after each call, so time and grid are set again. */
+        h->processor->RemoveAllPipelines();
+        h->processor->AddPipeline(s.pipeline);
+        h->description->SetTimeData(time, static_cast<vtkIdType>(step));
+        h->description->GetInputDescriptionByName(SHARD_INSITU_CHANNEL)->SetGrid(h->collection);
+        shard_catalyst_python_call(h, "capture_begin", nullptr);
+        int ok = h->processor->CoProcess(h->description);
+        std::string text = shard_catalyst_python_call(h, "capture_end", nullptr);
+        if (ok) {
+            std::fputs(text.c_str(), stderr); /* warnings the script printed: not ours to hide */
+        } else {
+            std::string why = shard_catalyst_last_line(text);
+            shard_catalyst_error(err, SHARD_EXIT_INPUT, "catalyst script '%s': failed at step %ld: %s",
+                                 s.path.c_str(), step,
+                                 why.empty() ? "ParaView reported an error (messages above)" : why.c_str());
+        }
+        int first = shard_catalyst_agree(h->comm, h->rank, h->size, err);
+        if (first >= 0) {
+            if (first == h->rank && !text.empty()) {
+                std::fprintf(stderr, "shard: catalyst script '%s' on rank %d:\n%s", s.path.c_str(), first,
+                             text.c_str());
+                std::fflush(stderr);
+            }
+            return err->code;
+        }
+    }
+    return 0;
+}
+
+static void shard_catalyst_destroy(void *impl)
+{
+    if (impl)
+        shard_catalyst_free(static_cast<shard_catalyst *>(impl));
+}
+
+extern "C" const shard_catalyst_api *shard_catalyst_module(void)
+{
+    static const shard_catalyst_api api = {SHARD_CATALYST_ABI, shard_catalyst_create, shard_catalyst_execute,
+                                           shard_catalyst_destroy};
+    return &api;
+}

@@ -1,0 +1,300 @@
+/* Output: parallel HDF5 files per output time and their XDMF index (layout in output.h).
+ *
+ * This file owns the file names, the layout of one output file, the global-id index and the XDMF text.  It
+ * writes what the driver hands it and computes no physics.  The index (/particles/index) is built once: every
+ * rank sends (global id, row) of its owned particles to the rank responsible for that block of ids, which then
+ * writes its block as one contiguous hyperslab; particles never change rank, so the exchange is not repeated
+ * (migration, when it comes, must call for a new one).  Rejected alternative: writing index[g] with one HDF5
+ * point selection per particle, which is slow in collective mode and not contiguous on disk.
+ */
+#include "shard/output.h"
+
+#include "h5io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct shard_output {
+    char dir[SHARD_PATH_MAX];
+    char *scene_path, *scene_text;
+    size_t scene_len;
+    int dir_made;
+    /* global-id index block of this rank (built on the first write) */
+    int index_built;
+    int64_t n_global, first_row, index_first, index_n;
+    int64_t *index;
+    /* rank 0: what the XDMF lists */
+    long n_listed, cap_listed;
+    long *steps;
+    double *times;
+    int n_cols;
+    shard_output_column cols[32];
+    long files;
+    uint64_t bytes;
+    double seconds;
+};
+
+int shard_interval_due(const shard_interval *iv, long step, double dt)
+{
+    if (iv->every > 0)
+        return step % iv->every == 0;
+    if (!(iv->every_time > 0.0))
+        return 0;
+    if (step == 0)
+        return 1;
+    /* The tolerance keeps t = 100 * 1e-4 from missing the interval 0.01 by one rounding. */
+    double a = floor((double)(step - 1) * dt / iv->every_time + 1e-9);
+    double b = floor((double)step * dt / iv->every_time + 1e-9);
+    return b > a;
+}
+
+shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
+                                  size_t scene_len)
+{
+    shard_output *o = shard_calloc(1, sizeof *o);
+    snprintf(o->dir, sizeof o->dir, "%s", dir);
+    size_t pl = strlen(scene_path ? scene_path : "");
+    o->scene_path = shard_malloc(pl + 1);
+    memcpy(o->scene_path, scene_path ? scene_path : "", pl + 1);
+    o->scene_text = shard_malloc(scene_len + 1);
+    if (scene_len)
+        memcpy(o->scene_text, scene_text, scene_len);
+    o->scene_text[scene_len] = '\0';
+    o->scene_len = scene_len;
+    return o;
+}
+
+void shard_output_destroy(shard_output **op)
+{
+    if (!op || !*op)
+        return;
+    shard_output *o = *op;
+    free(o->scene_path), free(o->scene_text), free(o->index), free(o->steps), free(o->times);
+    free(o);
+    *op = NULL;
+}
+
+void shard_output_stats(const shard_output *o, long *files, uint64_t *bytes, double *seconds)
+{
+    *files = o ? o->files : 0;
+    *bytes = o ? o->bytes : 0;
+    *seconds = o ? o->seconds : 0.0;
+}
+
+static void shard_output_list(shard_output *o, long step, double time)
+{
+    if (o->n_listed > 0 && o->steps[o->n_listed - 1] == step)
+        return;
+    if (o->n_listed == o->cap_listed) {
+        o->cap_listed = o->cap_listed ? 2 * o->cap_listed : 64;
+        o->steps = shard_realloc(o->steps, (size_t)o->cap_listed * sizeof *o->steps);
+        o->times = shard_realloc(o->times, (size_t)o->cap_listed * sizeof *o->times);
+    }
+    o->steps[o->n_listed] = step;
+    o->times[o->n_listed++] = time;
+}
+
+void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt)
+{
+    if (shard_comm_rank(c) != 0)
+        return;
+    for (long s = 0; s <= step; s++) {
+        if (s != step && !shard_interval_due(iv, s, dt))
+            continue;
+        char path[SHARD_PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/particles_%06ld.h5", o->dir, s);
+        if (access(path, R_OK) == 0)
+            shard_output_list(o, s, (double)s * dt);
+    }
+}
+
+#ifdef SHARD_HAVE_HDF5
+
+/* Rank 0: the XDMF text for every listed file, written to a temporary name and renamed over the index. */
+static int shard_output_xdmf(shard_output *o, shard_error *err)
+{
+    char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 64];
+    if (shard_io_path(path, sizeof path, err, "%s/particles.xmf", o->dir) ||
+        shard_io_path(tmp, sizeof tmp, err, "%s/particles.xmf.tmp", o->dir))
+        return SHARD_EXIT_IO;
+    FILE *fp = fopen(tmp, "w");
+    if (!fp)
+        return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    long long n = (long long)o->n_global;
+    fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
+                " <Domain>\n  <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+    for (long k = 0; k < o->n_listed; k++) {
+        char file[64];
+        snprintf(file, sizeof file, "particles_%06ld.h5", o->steps[k]);
+        fprintf(fp, "   <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", o->steps[k]);
+        fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
+        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\"/>\n", n);
+        fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
+                    "Precision=\"8\" Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
+                n, file);
+        for (int q = 0; q < o->n_cols; q++) {
+            const shard_output_column *col = &o->cols[q];
+            if (strcmp(col->name, "position") == 0)
+                continue;
+            const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
+                             : col->ncomp == 6 ? "Tensor6" : col->ncomp == 9 ? "Tensor" : "Matrix";
+            const char *nt = "Float";
+            int prec = 8;
+            switch (col->type) {
+            case SHARD_TYPE_I32: nt = "Int", prec = 4; break;
+            case SHARD_TYPE_U32: nt = "UInt", prec = 4; break;
+            case SHARD_TYPE_I64: nt = "Int", prec = 8; break;
+            case SHARD_TYPE_U8: nt = "UChar", prec = 1; break;
+            case SHARD_TYPE_F64: nt = "Float", prec = 8; break;
+            }
+            char dims[64];
+            if (col->ncomp == 1)
+                snprintf(dims, sizeof dims, "%lld", n);
+            else
+                snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
+            fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
+                        "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
+                        "%s:/particles/%s</DataItem>\n    </Attribute>\n",
+                    col->name, kind, dims, nt, prec, file, col->name);
+        }
+        fprintf(fp, "   </Grid>\n");
+    }
+    fprintf(fp, "  </Grid>\n </Domain>\n</Xdmf>\n");
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad) {
+        unlink(tmp);
+        return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s' (disk full?)", tmp);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return shard_error_set(err, SHARD_EXIT_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
+    }
+    return 0;
+}
+
+/* The index block of this rank: ids [N r / P, N (r+1) / P). */
+static int64_t shard_output_block_lo(int64_t n, int r, int size) { return n * r / size; }
+
+static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_owned, const int64_t *gid)
+{
+    MPI_Comm comm = *(const MPI_Comm *)shard_comm_mpi(c);
+    int size = shard_comm_size(c), me = shard_comm_rank(c);
+    int64_t n = o->n_global;
+    int *scount = shard_calloc((size_t)size, sizeof(int)), *rcount = shard_calloc((size_t)size, sizeof(int));
+    int *sdispl = shard_calloc((size_t)size + 1, sizeof(int)), *rdispl = shard_calloc((size_t)size + 1, sizeof(int));
+    int *dest = shard_malloc((n_owned + 1) * sizeof *dest);
+    for (size_t i = 0; i < n_owned; i++) {
+        int r = (int)(gid[i] * size / (n > 0 ? n : 1));
+        while (r + 1 < size && shard_output_block_lo(n, r + 1, size) <= gid[i])
+            r++;
+        while (r > 0 && shard_output_block_lo(n, r, size) > gid[i])
+            r--;
+        dest[i] = r;
+        scount[r] += 2;
+    }
+    MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
+    for (int r = 0; r < size; r++) {
+        sdispl[r + 1] = sdispl[r] + scount[r];
+        rdispl[r + 1] = rdispl[r] + rcount[r];
+    }
+    int64_t *sbuf = shard_malloc(((size_t)sdispl[size] + 1) * sizeof *sbuf);
+    int64_t *rbuf = shard_malloc(((size_t)rdispl[size] + 1) * sizeof *rbuf);
+    int *fill = shard_calloc((size_t)size, sizeof(int));
+    for (size_t i = 0; i < n_owned; i++) {
+        int r = dest[i];
+        sbuf[sdispl[r] + fill[r]++] = gid[i];
+        sbuf[sdispl[r] + fill[r]++] = o->first_row + (int64_t)i;
+    }
+    MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, rbuf, rcount, rdispl, MPI_INT64_T, comm);
+    o->index_first = shard_output_block_lo(n, me, size);
+    o->index_n = shard_output_block_lo(n, me + 1, size) - o->index_first;
+    o->index = shard_malloc(((size_t)o->index_n + 1) * sizeof *o->index);
+    for (int64_t k = 0; k < o->index_n; k++)
+        o->index[k] = -1;
+    for (int k = 0; k < rdispl[size]; k += 2)
+        o->index[rbuf[k] - o->index_first] = rbuf[k + 1];
+    free(scount), free(rcount), free(sdispl), free(rdispl), free(dest), free(sbuf), free(rbuf), free(fill);
+    o->index_built = 1;
+}
+
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
+                       int n_cols, const shard_output_column *cols, shard_error *err)
+{
+    double t0 = shard_wtime();
+    memset(err, 0, sizeof *err);
+    int rank = shard_comm_rank(c);
+    const int64_t *gid = NULL;
+    for (int q = 0; q < n_cols; q++)
+        if (strcmp(cols[q].name, "global_id") == 0)
+            gid = cols[q].data;
+    if (!o->dir_made) {
+        if (rank == 0)
+            shard_io_mkdirs(o->dir, err);
+        if (shard_comm_agree(c, err, 0))
+            return err->code;
+        o->dir_made = 1;
+    }
+    if (!o->index_built) {
+        o->n_global = shard_comm_sum_i64(c, (int64_t)n_owned);
+        o->first_row = shard_comm_exscan_i64(c, (int64_t)n_owned);
+        shard_output_build_index(o, c, n_owned, gid);
+    }
+    char path[SHARD_PATH_MAX + 64];
+    if (shard_io_path(path, sizeof path, err, "%s/particles_%06ld.h5", o->dir, step)) {
+        shard_comm_any_error(c, err);
+        return err->code;
+    }
+    shard_h5w w;
+    shard_h5w_create(&w, c, path);
+    shard_h5w_attr_str(&w, 0, "format", "shard-output");
+    shard_h5w_attr_i64(&w, 0, "format_version", SHARD_OUTPUT_FORMAT_VERSION);
+    shard_h5w_attr_str(&w, 0, "shard_version", SHARD_VERSION_STRING);
+    shard_h5w_attr_i64(&w, 0, "step", step);
+    shard_h5w_attr_f64(&w, 0, "time", time);
+    shard_h5w_attr_i64(&w, 0, "n_particles", o->n_global);
+    shard_h5w_attr_i64(&w, 0, "n_ranks", shard_comm_size(c));
+    shard_h5w_text(&w, 0, "scene", o->scene_text, o->scene_len);
+    hid_t g = shard_h5w_group(&w, 0, "particles");
+    if (g >= 0) {
+        shard_h5w_attr_i64(&w, g, "count", o->n_global);
+        for (int q = 0; q < n_cols; q++)
+            shard_h5w_rows(&w, g, cols[q].name, cols[q].type, cols[q].ncomp, o->n_global, o->first_row, n_owned,
+                           cols[q].data);
+        shard_h5w_rows(&w, g, "index", SHARD_TYPE_I64, 1, o->n_global, o->index_first, (size_t)o->index_n,
+                       o->index);
+        H5Gclose(g);
+    }
+    shard_h5w_close(&w);
+    if (w.failed) {
+        shard_error_set(err, SHARD_EXIT_IO, "output '%s': %s", path,
+                        w.what[0] ? w.what : "write failed on another rank");
+        shard_comm_any_error(c, err);
+        return err->code;
+    }
+    o->bytes += w.bytes;
+    o->files++;
+    if (rank == 0) {
+        o->n_cols = n_cols < 32 ? n_cols : 32;
+        memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
+        shard_output_list(o, step, time);
+        shard_output_xdmf(o, err);
+    }
+    o->seconds += shard_wtime() - t0;
+    return shard_comm_agree(c, err, 0);
+}
+
+#else
+
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
+                       int n_cols, const shard_output_column *cols, shard_error *err)
+{
+    (void)o, (void)c, (void)step, (void)time, (void)n_owned, (void)n_cols, (void)cols;
+    return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no output");
+}
+
+#endif

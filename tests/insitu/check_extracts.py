@@ -1,0 +1,102 @@
+"""Checks the extracts jobs/catalyst/extracts.py wrote (run with /usr/bin/pvpython).
+
+usage: pvpython check_extracts.py DIR PARTICLES RANKS STEP... [--only-position]
+Passes when DIR holds exactly particles_<STEP>.vtpc for the given steps and, in each: ParaView opens it
+(OpenDataFile) and counts PARTICLES points in total; the file holds one partition per rank in block "particles";
+global ids are 0..PARTICLES-1 once each; "rank" takes values in 0..RANKS-1 and equals the partition it is in; every
+field of the HDF5 output is there with its number of components (only "rank" with --only-position); and "stress"
+is in VTK's component order (von Mises recomputed from it matches "von_mises").
+"""
+import glob
+import os
+import sys
+
+import numpy
+from paraview.simple import OpenDataFile
+from paraview.vtk.util.numpy_support import vtk_to_numpy
+from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
+from vtkmodules.vtkIOXML import vtkXMLPartitionedDataSetCollectionReader
+
+ARRAYS = {"velocity": 3, "displacement": 3, "stress": 6, "von_mises": 1, "plastic_strain": 1, "damage": 1,
+          "body": 1, "material": 1, "rank": 1, "global_id": 1}
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+only_position = "--only-position" in sys.argv
+folder, particles, ranks = args[0], int(args[1]), int(args[2])
+steps = sorted(int(s) for s in args[3:])
+expected = {"rank": 1} if only_position else ARRAYS
+failures = []
+
+found = sorted(int(os.path.basename(f)[len("particles_"):-len(".vtpc")])
+               for f in glob.glob(os.path.join(folder, "particles_*.vtpc")))
+if found != steps:
+    failures.append("steps written %s, requested %s" % (found, steps))
+
+for step in found:
+    name = os.path.join(folder, "particles_%06d.vtpc" % step)
+    source = OpenDataFile(name)
+    source.UpdatePipeline()
+    info = source.GetDataInformation()
+    if info.GetNumberOfPoints() != particles:
+        failures.append("%s: ParaView counts %d points, expected %d" % (name, info.GetNumberOfPoints(), particles))
+
+    reader = vtkXMLPartitionedDataSetCollectionReader()
+    reader.SetFileName(name)
+    reader.Update()
+    pdc = reader.GetOutput()
+    if pdc.GetNumberOfPartitionedDataSets() < 1 or \
+            pdc.GetMetaData(0).Get(vtkCompositeDataSet.NAME()) != "particles":
+        failures.append("%s: block 0 is not 'particles'" % name)
+        continue
+    block = pdc.GetPartitionedDataSet(0)
+    if block.GetNumberOfPartitions() != ranks:
+        failures.append("%s: %d partitions, expected one per rank (%d)" % (name, block.GetNumberOfPartitions(), ranks))
+    ids, points = [], 0
+    for part in range(block.GetNumberOfPartitions()):
+        mesh = block.GetPartition(part)
+        if mesh is None:
+            continue
+        n = mesh.GetNumberOfPoints()
+        points += n
+        if mesh.GetNumberOfVerts() != n:
+            failures.append("%s: partition %d has %d vertex cells for %d points" % (name, part, mesh.GetNumberOfVerts(), n))
+        pd = mesh.GetPointData()
+        present = {pd.GetArrayName(k) for k in range(pd.GetNumberOfArrays())}
+        for array, ncomp in expected.items():
+            a = pd.GetArray(array)
+            if a is None:
+                failures.append("%s: partition %d: array '%s' missing (have %s)" % (name, part, array, sorted(present)))
+            elif a.GetNumberOfComponents() != ncomp or a.GetNumberOfTuples() != n:
+                failures.append("%s: partition %d: '%s' has %d x %d values, expected %d x %d" %
+                                (name, part, array, a.GetNumberOfTuples(), a.GetNumberOfComponents(), n, ncomp))
+        if present - set(expected):
+            failures.append("%s: partition %d: unexpected arrays %s" % (name, part, sorted(present - set(expected))))
+        if n and pd.GetArray("rank") is not None:
+            owner = numpy.unique(vtk_to_numpy(pd.GetArray("rank")))
+            if owner.tolist() != [part] or part >= ranks:
+                failures.append("%s: partition %d has rank values %s" % (name, part, owner.tolist()))
+        if n and pd.GetArray("global_id") is not None:
+            ids.append(vtk_to_numpy(pd.GetArray("global_id")))
+        if n and pd.GetArray("von_mises") is not None and pd.GetArray("stress") is not None:
+            # The stress must reach ParaView in VTK's order XX YY ZZ XY YZ XZ: von Mises from it, read so, must
+            # match the von Mises the driver computed.
+            s = vtk_to_numpy(pd.GetArray("stress"))
+            vm = vtk_to_numpy(pd.GetArray("von_mises"))
+            xx, yy, zz, xy, yz, xz = (s[:, k] for k in range(6))
+            check = numpy.sqrt(0.5 * ((xx - yy) ** 2 + (yy - zz) ** 2 + (zz - xx) ** 2) + 3 * (xy ** 2 + yz ** 2 + xz ** 2))
+            names = [pd.GetArray("stress").GetComponentName(k) for k in range(6)]
+            if not numpy.allclose(check, vm, rtol=1e-12, atol=1e-9 * max(1.0, numpy.abs(vm).max())):
+                failures.append("%s: partition %d: stress components are not in VTK's order" % (name, part))
+            if names != ["XX", "YY", "ZZ", "XY", "YZ", "XZ"]:
+                failures.append("%s: partition %d: stress component names %s" % (name, part, names))
+    if points != particles:
+        failures.append("%s: %d points in the partitions, expected %d" % (name, points, particles))
+    if not only_position and not numpy.array_equal(numpy.sort(numpy.concatenate(ids)), numpy.arange(particles)):
+        failures.append("%s: global ids are not 0..%d once each" % (name, particles - 1))
+
+for f in failures:
+    print("FAIL:", f)
+if not failures:
+    print("PASS: %d extract(s) at steps %s, %d points on %d rank(s), arrays: %s" %
+          (len(found), found, particles, ranks, ", ".join(sorted(expected))))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
+# version, missing dataset, inconsistent sizes, an output file, the wrong scene, another time step) gives one
+# clear message, `shard: error: FILE: ...`, printed once; every rank exits with status 3 (no hang), and the
+# existing output folder is left exactly as it was.  Each case at 1 and 3 ranks.
+# usage: bad_checkpoint.sh SHARD TAMPER   (run in tests/io)
+set -uo pipefail
+SHARD=$1 TAMPER=$2
+. ./lib.sh
+scene=scenes/restart.yaml
+shard_run 1 run "$scene" --steps 100 --out "$WORK/out" > "$WORK/good.log" || { cat "$WORK/good.log"; exit 1; }
+good=$WORK/out/checkpoint_000100.h5
+[ -f "$good" ] || { echo "FAIL: no checkpoint written"; exit 1; }
+snapshot() { (cd "$WORK/out" && find . -type f -printf '%p %s %T@\n' | sort && md5sum ./* | sort); }
+before=$(snapshot)
+
+mk() { cp "$good" "$WORK/$1.h5"; echo "$WORK/$1.h5"; }
+bad_truncated=$(mk truncated)
+truncate -s $(( $(stat -c %s "$good") / 2 )) "$bad_truncated"
+bad_header=$(mk header)
+printf 'XXXXXXXX' | dd of="$bad_header" bs=1 seek=0 conv=notrunc status=none
+bad_data=$(mk data)
+off=$("$TAMPER" offset "$bad_data" /particles/velocity) || { echo "FAIL: tamper offset"; exit 1; }
+printf '\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f' | dd of="$bad_data" bs=1 seek=$((off + 800)) conv=notrunc status=none
+bad_version=$(mk version)
+"$TAMPER" set-i64 "$bad_version" format_version 99
+bad_dataset=$(mk dataset)
+"$TAMPER" delete "$bad_dataset" /particles/plastic_strain
+bad_size=$(mk size)
+"$TAMPER" set-i64 "$bad_size" n_particles 1000
+bad_bonds=$(mk bonds)
+"$TAMPER" set-i64 "$bad_bonds" n_bonds 17
+other_scene=$WORK/other.yaml
+sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
+
+# case NAME EXPECTED-SUBSTRING ARGS...
+case_() {
+  local name=$1 want=$2
+  shift 2
+  for n in 1 3; do
+    out=$(shard_run "$n" run "$@" --out "$WORK/out")
+    rc=$?
+    count=$(printf '%s\n' "$out" | grep -c "shard: error:")
+    hit=$(printf '%s\n' "$out" | grep -cF -- "$want")
+    if [ $rc -ne 3 ] || [ "$count" -ne 1 ] || [ "$hit" -ne 1 ]; then
+      fail "$name at $n rank(s): exit $rc (want 3), $count error line(s), '$want' found $hit time(s):"
+      printf '%s\n' "$out" | head -20
+    else
+      pass "$name at $n rank(s): $(printf '%s\n' "$out" | grep 'shard: error:')"
+    fi
+    now=$(snapshot)
+    [ "$now" = "$before" ] || fail "$name at $n rank(s): the output folder changed"
+  done
+}
+
+case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory" "$scene" --restart "$WORK/none.h5"
+case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
+case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
+case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 1" "$scene" \
+  --restart "$bad_version"
+case_ missing-dataset "$bad_dataset: missing dataset /particles/plastic_strain" "$scene" --restart "$bad_dataset"
+case_ wrong-size "$bad_size: dataset /particles/global_id has the wrong size (expected 1000 rows)" "$scene" \
+  --restart "$bad_size"
+case_ wrong-bond-count "$bad_bonds: dataset /bonds/partner has the wrong size (expected 17 rows)" "$scene" \
+  --restart "$bad_bonds"
+case_ output-file "$WORK/out/particles_000100.h5: this is an output file, not a checkpoint" "$scene" \
+  --restart "$WORK/out/particles_000100.h5"
+case_ wrong-scene "$good: written for a different scene" "$other_scene" --restart "$good"
+case_ wrong-dt "$good: written with the time step" "$scene" --restart "$good" --dt 1e-6
+
+[ $FAILS -eq 0 ] && echo "PASS: every bad checkpoint refused" || echo "FAIL: $FAILS check(s)"
+exit $((FAILS > 0))

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A run killed in the middle of writing a checkpoint (test-only fault injection: SHARD_FAULT_CHECKPOINT) leaves
+# the previous checkpoint complete and loadable, its own partial file refused, and an XDMF index that lists
+# exactly the outputs that were complete; restarting from the previous checkpoint is still bit-identical.
+# usage: fault.sh SHARD   (run in tests/io)
+set -uo pipefail
+SHARD=$1
+. ./lib.sh
+scene=scenes/restart.yaml
+N=400
+
+strip_io "$scene" > "$WORK/noio.yaml"
+ref=$(shard_run 1 run "$WORK/noio.yaml" --steps $N | hash_of)
+
+# Killed after the 3rd dataset of the step-200 checkpoint, on 2 ranks.
+out=$(SHARD_FAULT_CHECKPOINT=200:3 shard_run 2 run "$scene" --steps $N --out "$WORK/f")
+rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && pass "killed run exits non-zero ($rc)" || fail "killed run: exit $rc"
+[ -f "$WORK/f/checkpoint_000100.h5" ] && pass "previous checkpoint present" || fail "checkpoint_000100.h5 missing"
+[ ! -e "$WORK/f/checkpoint_000200.h5" ] && pass "no checkpoint_000200.h5 under the final name" ||
+  fail "checkpoint_000200.h5 exists"
+[ -f "$WORK/f/checkpoint_000200.h5.tmp" ] && pass "partial file left under the temporary name" ||
+  fail "no partial checkpoint_000200.h5.tmp (was the run killed during the write?)"
+grids=$(grep -c '<Grid Name="step_' "$WORK/f/particles.xmf")
+expect_eq "XDMF lists the 5 complete outputs (0..200)" "$grids" 5
+tail -n 1 "$WORK/f/particles.xmf" | grep -q '</Xdmf>' && pass "XDMF is complete" || fail "XDMF truncated"
+
+out=$(shard_run 3 run "$scene" --restart "$WORK/f/checkpoint_000200.h5.tmp" --steps $N --out "$WORK/f")
+rc=$?
+n=$(printf '%s\n' "$out" | grep -c "shard: error: .*checkpoint_000200.h5.tmp: ")
+if [ $rc -eq 3 ] && [ "$n" -eq 1 ]; then pass "partial file refused: $(printf '%s\n' "$out" | grep 'shard: error')"
+else fail "partial file: exit $rc, $n message(s): $out"; fi
+
+h=$(shard_run 3 run "$scene" --restart "$WORK/f/checkpoint_000100.h5" --steps $N --out "$WORK/f" | hash_of)
+expect_eq "restart 2 -> 3 ranks from the previous checkpoint" "$h" "$ref"
+[ ! -e "$WORK/f/checkpoint_000200.h5.tmp" ] && pass "the rerun replaced the partial file" ||
+  fail "checkpoint_000200.h5.tmp still there"
+
+[ $FAILS -eq 0 ] && echo "PASS: fault injection" || echo "FAIL: $FAILS check(s)"
+exit $((FAILS > 0))
