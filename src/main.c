@@ -1,6 +1,7 @@
 /* The shard command line: run, check, --help, --version.  Parses arguments on every rank (they are the same
  * everywhere), so a usage error is a global error: rank 0 prints it, every rank exits with code 2. */
 #include "shard/comm.h"
+#include "shard/insitu.h"
 #include "shard/partition_report.h"
 #include "shard/run.h"
 
@@ -17,7 +18,8 @@
 #endif
 
 static const char *shard_usage =
-    "usage: shard run [SCENE.yaml] [--steps N | --until T] [--dt DT] [--out DIR] [--restart FILE] [--quiet]\n"
+    "usage: shard run [SCENE.yaml] [--steps N | --until T] [--dt DT] [--out DIR] [--restart FILE]\n"
+    "                 [--catalyst SCRIPT.py]... [--catalyst-every N] [--quiet]\n"
     "       shard check SCENE.yaml\n"
     "       shard partition SCENE.yaml --ranks P [--per-rank] [--csv FILE]\n"
     "       shard --help | --version\n"
@@ -33,6 +35,8 @@ static const char *shard_usage =
     "  --out DIR    output directory (overrides run.output_dir)\n"
     "  --restart FILE  continue from checkpoint FILE, on any number of ranks (SCENE, when given, must be the\n"
     "               scene file it was written with; without SCENE its stored copy is used)\n"
+    "  --catalyst SCRIPT.py  run a ParaView Catalyst script in situ (repeatable; with the scene's catalyst:)\n"
+    "  --catalyst-every N    steps between runs of the --catalyst scripts (default 1; step 0 included)\n"
     "  --quiet      no progress or diagnostics, only the final report\n"
     "  --ranks P    (partition) number of ranks to partition for\n"
     "  --per-rank   (partition) one line per rank\n"
@@ -55,7 +59,7 @@ static void shard_main_version(void)
     printf("HDF5: not built in\n");
 #endif
     printf("libfyaml: %s\n", fy_library_version());
-    printf("Catalyst: off\n");
+    printf("Catalyst: %s\n", shard_insitu_version());
 }
 
 /* The demo scene: ./jobs/scenes/demo.yaml, else beside the executable's source tree (build/../jobs/...). */
@@ -172,6 +176,27 @@ int main(int argc, char **argv)
         int has_value = i + 1 < argc;
         if (!strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--catalyst") || !strcmp(a, "--catalyst-every")) {
+            if (!has_value) {
+                snprintf(msg, sizeof msg, "%s needs a value", a);
+                break;
+            }
+            const char *val = argv[++i];
+            if (check) {
+                snprintf(msg, sizeof msg, "%s is for shard run, not shard check", a);
+            } else if (!strcmp(a, "--catalyst")) {
+                if (ov.n_catalyst == (int)(sizeof ov.catalyst / sizeof ov.catalyst[0]))
+                    snprintf(msg, sizeof msg, "--catalyst: at most %d scripts",
+                             (int)(sizeof ov.catalyst / sizeof ov.catalyst[0]));
+                else
+                    ov.catalyst[ov.n_catalyst++] = val;
+            } else {
+                char *end = NULL;
+                long e = strtol(val, &end, 10);
+                if (!val[0] || *end || e < 1)
+                    snprintf(msg, sizeof msg, "--catalyst-every: expected a positive integer, got '%s'", val);
+                ov.catalyst_every = e;
+            }
         } else if (!strcmp(a, "--steps") || !strcmp(a, "--until") || !strcmp(a, "--dt") || !strcmp(a, "--out") ||
                    !strcmp(a, "--restart")) {
             if (!has_value) {

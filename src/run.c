@@ -17,6 +17,7 @@
 #include "shard/fileio.h"
 #include "shard/ghosts.h"
 #include "shard/halo.h"
+#include "shard/insitu.h"
 #include "shard/integrate.h"
 #include "shard/neighbor.h"
 #include "shard/output.h"
@@ -34,6 +35,7 @@
 
 struct shard_sim {
     shard_comm *comm;
+    shard_insitu *insitu;         /* Catalyst scripts, or NULL */
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
@@ -66,7 +68,8 @@ struct shard_sim {
 
 shard_overrides shard_default_overrides(void)
 {
-    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL};
+    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL,
+                             .catalyst_every = 1};
 }
 
 const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
@@ -251,6 +254,8 @@ static shard_particles shard_sim_sampled_view(const shard_sampled *g)
     return all;
 }
 
+static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err);
+
 /* Output and checkpoint writers for the scene's sections (nothing is created on disk yet). */
 static void shard_sim_io_setup(shard_sim *s)
 {
@@ -407,6 +412,10 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     memset(&s->timer, 0, sizeof s->timer);
     s->rebuilds = 0;
     shard_sim_io_setup(s);
+    if (shard_sim_insitu_setup(s, ov, err)) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
     return s;
 }
 
@@ -534,11 +543,11 @@ static void shard_sim_format_duration(double sec, char *buf, size_t len)
         snprintf(buf, len, "%.1f h", sec / 3600.0);
 }
 
-int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max)
+/* The output columns of the fields in `want` (a mask of shard_output_field), derived ones computed now. */
+static int shard_sim_columns(shard_sim *s, unsigned want, shard_output_column *cols, int max)
 {
     shard_particles *p = &s->p;
     size_t n = p->n_owned;
-    unsigned want = s->scene.output.enabled ? s->scene.output.fields : (1u << SHARD_OUT_COUNT) - 1u;
     want |= 1u << SHARD_OUT_POSITION | 1u << SHARD_OUT_GLOBAL_ID;
     /* Gradients need the bond ghosts' current x and v (they hold the half-step values between steps).  The
      * next step overwrites ghosts before reading them, so this exchange never changes the state. */
@@ -586,6 +595,56 @@ int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max)
     return m;
 }
 
+int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max)
+{
+    unsigned want = s->scene.output.enabled ? s->scene.output.fields : (1u << SHARD_OUT_COUNT) - 1u;
+    return shard_sim_columns(s, want, cols, max);
+}
+
+/* Runs the Catalyst scripts due at this step with every output field. Collective. */
+static void shard_sim_insitu(shard_sim *s)
+{
+    shard_output_column cols[SHARD_OUT_COUNT];
+    shard_sim_columns(s, (1u << SHARD_OUT_COUNT) - 1u, cols, SHARD_OUT_COUNT);
+    /* With every field requested, cols[f] is field f. */
+    shard_insitu_fields f = {
+        .n = s->p.n_owned,
+        .position = cols[SHARD_OUT_POSITION].data,
+        .global_id = cols[SHARD_OUT_GLOBAL_ID].data,
+        .velocity = cols[SHARD_OUT_VELOCITY].data,
+        .displacement = cols[SHARD_OUT_DISPLACEMENT].data,
+        .stress = cols[SHARD_OUT_STRESS].data,
+        .von_mises = cols[SHARD_OUT_VON_MISES].data,
+        .plastic_strain = cols[SHARD_OUT_PLASTIC_STRAIN].data,
+        .damage = cols[SHARD_OUT_DAMAGE].data,
+        .body = cols[SHARD_OUT_BODY].data,
+        .material = cols[SHARD_OUT_MATERIAL].data,
+    };
+    shard_error e;
+    if (shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e))
+        shard_fail_all(s->comm, e.code, e.msg);
+}
+
+/* Starts Catalyst with the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
+static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    const char *scripts[SHARD_INSITU_MAX_SCRIPTS];
+    long every[SHARD_INSITU_MAX_SCRIPTS];
+    int n = 0;
+    for (int k = 0; k < sc->n_catalyst && n < SHARD_INSITU_MAX_SCRIPTS; k++, n++)
+        scripts[n] = sc->catalyst[k].script, every[n] = sc->catalyst[k].every;
+    for (int k = 0; k < ov->n_catalyst; k++, n++) {
+        if (n == SHARD_INSITU_MAX_SCRIPTS)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "--catalyst: at most %d scripts in all (scene and command "
+                                   "line)", SHARD_INSITU_MAX_SCRIPTS);
+        scripts[n] = ov->catalyst[k], every[n] = ov->catalyst_every > 0 ? ov->catalyst_every : 1;
+    }
+    memset(err, 0, sizeof *err);
+    s->insitu = shard_insitu_create(s->comm, n, scripts, every, sc->run.output_dir, err);
+    return err->code;
+}
+
 int shard_sim_write_output(shard_sim *s, shard_error *err)
 {
     memset(err, 0, sizeof *err);
@@ -631,6 +690,10 @@ static void shard_sim_io(shard_sim *s, int final)
             shard_fail_all(s->comm, e.code, e.msg);
     }
     shard_timer_stamp(&s->timer, SHARD_PHASE_IO, shard_wtime());
+    if (!final && shard_insitu_wants(s->insitu, s->step)) {
+        shard_sim_insitu(s);
+        shard_timer_stamp(&s->timer, SHARD_PHASE_INSITU, shard_wtime());
+    }
 }
 
 void shard_sim_run(shard_sim *s, int quiet)
@@ -890,6 +953,7 @@ void shard_sim_destroy(shard_sim **sp)
     if (!sp || !*sp)
         return;
     shard_sim *s = *sp;
+    shard_insitu_destroy(&s->insitu);
     shard_scene_free(&s->scene);
     shard_particles_free(&s->p);
     shard_csr_free(&s->bonds);

@@ -716,20 +716,26 @@ static int check_cylinder(parse_ctx *c, const ynode *node, const char *path, voi
     return 0;
 }
 
-/* Relative mesh paths are taken from the scene file's folder, so a scene can be run from anywhere. */
-static int check_mesh(parse_ctx *c, const ynode *node, const char *path, void *base)
+/* Relative file paths (meshes, in-situ scripts) are taken from the scene file's folder, so a scene can be run
+ * from anywhere. */
+static int resolve_path(parse_ctx *c, const ynode *node, const char *key, char file[SHARD_PATH_MAX])
 {
-    shard_shape *s = base;
     const char *dir = c->scene->dir;
-    if (s->file[0] == '/' || strcmp(dir, ".") == 0)
+    if (file[0] == '/' || strcmp(dir, ".") == 0)
         return 0;
     char joined[SHARD_PATH_MAX];
     size_t dl = strlen(dir);
-    int w = snprintf(joined, sizeof joined, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", s->file);
+    int w = snprintf(joined, sizeof joined, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", file);
     if (w < 0 || (size_t)w >= sizeof joined)
-        return fail(c, map_get(node, "file", NULL), s->file_loc.key, "path too long once joined to the scene's folder '%s'", dir);
-    memcpy(s->file, joined, (size_t)w + 1);
+        return fail(c, node, key, "path too long once joined to the scene's folder '%s'", dir);
+    memcpy(file, joined, (size_t)w + 1);
     return 0;
+}
+
+static int check_mesh(parse_ctx *c, const ynode *node, const char *path, void *base)
+{
+    shard_shape *s = base;
+    return resolve_path(c, map_get(node, "file", NULL), s->file_loc.key, s->file);
 }
 
 static const field box_rows[] = {
@@ -1180,6 +1186,49 @@ static int parse_checkpoint(parse_ctx *c, const ynode *n, const char *path, void
     return parse_section(c, n, path, &checkpoint_section, o);
 }
 
+/* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
+static int check_catalyst(parse_ctx *c, const ynode *node, const char *path, void *base)
+{
+    shard_catalyst_def *d = base;
+    char sub[KEY_MAX];
+    child_path(sub, path, "script");
+    return resolve_path(c, map_get(node, "script", NULL), sub, d->script);
+}
+
+static const field catalyst_rows[] = {
+    {.key = "script", .kind = FK_STRING, .flags = F_REQUIRED, .offset = offsetof(shard_catalyst_def, script),
+     .size = SHARD_PATH_MAX},
+    {.key = "every", .kind = FK_INT, .offset = offsetof(shard_catalyst_def, every), .r = GE(1), .def = {1}},
+};
+static const section catalyst_section = SECTION(catalyst_rows, 0, check_catalyst);
+
+static int parse_catalyst(parse_ctx *c, const ynode *n, const char *path, void *target)
+{
+    shard_scene *s = target;
+    char what[80];
+    if (is_null(n))
+        return 0;
+    if (n->type == YN_MAP) {
+        shard_catalyst_def *d = &s->catalyst[s->n_catalyst++];
+        make_loc(&d->loc, n, path);
+        return parse_section(c, n, path, &catalyst_section, d);
+    }
+    if (n->type != YN_SEQ)
+        return fail(c, n, path, "expected {script: FILE, every: N} or a sequence of them, got %s", describe(what, n));
+    if (n->n > SHARD_CATALYST_MAX)
+        return fail(c, n, path, "at most %d scripts, got %zu", SHARD_CATALYST_MAX, n->n);
+    for (size_t i = 0; i < n->n; i++) {
+        shard_catalyst_def *d = &s->catalyst[s->n_catalyst++];
+        char sub[KEY_MAX];
+        index_path(sub, path, i);
+        make_loc(&d->loc, n->kids[i], sub);
+        int rc = parse_section(c, n->kids[i], sub, &catalyst_section, d);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Table order is processing order: materials must exist before bodies name them. */
 static const field top_rows[] = {
     {.key = "run", .kind = FK_MAP, .flags = F_REQUIRED, .offset = offsetof(shard_scene, run), .sub = &run_section},
@@ -1188,6 +1237,7 @@ static const field top_rows[] = {
     {.key = "obstacles", .kind = FK_CUSTOM, .parse = parse_obstacles},
     {.key = "output", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, output), .parse = parse_output},
     {.key = "checkpoint", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, checkpoint), .parse = parse_checkpoint},
+    {.key = "catalyst", .kind = FK_CUSTOM, .parse = parse_catalyst},
 };
 static const section top_section = SECTION(top_rows, 0, NULL);
 

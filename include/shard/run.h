@@ -20,6 +20,9 @@ typedef struct shard_overrides {
     double dt;
     const char *out_dir;
     const char *restart;   /* checkpoint to restart from (`--restart FILE`) */
+    int n_catalyst;        /* in-situ scripts from the command line (`--catalyst FILE`, repeatable) */
+    const char *catalyst[8];
+    long catalyst_every;   /* steps between their runs (`--catalyst-every N`, default 1) */
 } shard_overrides;
 
 shard_overrides shard_default_overrides(void);

@@ -144,6 +144,14 @@ typedef struct shard_checkpoint_def {
     shard_src_loc loc;
 } shard_checkpoint_def;
 
+/* One in-situ script (catalyst: {script: FILE, every: N}, or a sequence of them). */
+#define SHARD_CATALYST_MAX 8
+typedef struct shard_catalyst_def {
+    char script[SHARD_PATH_MAX]; /* resolved against the scene's folder */
+    long every;                  /* steps between runs of the script, >= 1 (default 1); step 0 included */
+    shard_src_loc loc;
+} shard_catalyst_def;
+
 typedef struct shard_scene {
     char path[SHARD_PATH_MAX];  /* the scene file as given (used in every message) */
     char dir[SHARD_PATH_MAX];   /* its folder, for relative mesh paths */
@@ -158,6 +166,8 @@ typedef struct shard_scene {
     shard_obstacle_def *obstacles;
     shard_output_def output;
     shard_checkpoint_def checkpoint;
+    int n_catalyst;
+    shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
 } shard_scene;
 
 /* Parses and validates `text` (the contents of `path`).  On success fills *scene (which takes a copy of the

@@ -13,6 +13,7 @@ typedef enum shard_phase {
     SHARD_PHASE_COMM,      /* halo exchanges and the per-step reductions (including waiting) */
     SHARD_PHASE_INTEGRATE, /* velocity Verlet kicks and drift */
     SHARD_PHASE_IO,        /* output and checkpoints */
+    SHARD_PHASE_INSITU,    /* Catalyst scripts and the derived fields they are given */
     SHARD_PHASE_OTHER,     /* diagnostics, progress */
     SHARD_PHASE_COUNT
 } shard_phase;

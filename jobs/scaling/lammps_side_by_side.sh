@@ -40,6 +40,7 @@
 #   MARGINAL        1: also run each code on a smaller copy of each case (half the size in every dimension, 1 rank,
 #                   a few steps) and report the marginal memory per particle (RSS difference / particle
 #                   difference), free of the fixed cost of MPI and the libraries                         1
+#   WAIT_IDLE       seconds to wait before each timed run for an idle machine (under 0.25 cores busy)  0
 #   LMP             LAMMPS executable                                                    lmp
 #   SHARD           shard executable (default: build/shard, then PATH)
 #   MPIEXEC MPIEXEC_FLAGS   MPI launcher and flags                                       mpiexec ""
@@ -79,10 +80,23 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # bench_mpirun (runs on P ranks, GNU time per rank), bench_rss_bytes, bench_find_shard, bench_load_warning.
 # shellcheck source=jobs/bench/lib.sh
 . "$HERE/../bench/lib.sh"
+# scal_wait_idle (WAIT_IDLE)
+# shellcheck source=jobs/scaling/lib.sh
+. "$HERE/lib.sh"
 PYTHON=${PYTHON:-/usr/bin/python3}
+WAIT_IDLE=${WAIT_IDLE:-0}
+
+# lsbs_run P PREFIX CMD...: bench_mpirun after waiting up to WAIT_IDLE s for an idle machine.
+lsbs_run() {
+    if [ "$WAIT_IDLE" -gt 0 ]; then
+        echo "    (other work: $(scal_wait_idle "$WAIT_IDLE") cores busy)" >&2
+    fi
+    bench_mpirun "$@"
+}
 
 is_int() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 is_num() { awk -v x="$1" 'BEGIN { exit !(x ~ /^[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ && x + 0 > 0) }'; }
+[[ $WAIT_IDLE =~ ^[0-9]+$ ]] || bench_die "WAIT_IDLE must be a number of seconds, got '$WAIT_IDLE'"
 for v in NX NY NZ BLOCK_STEPS CYL_REFINE CYL_STEPS REPEATS; do is_int "${!v}" || bench_die "$v must be a positive integer, got '${!v}'"; done
 for v in SPACING SUPPORT RHO E VEL S00 CYL_S00; do is_num "${!v}" || bench_die "$v must be a number > 0, got '${!v}'"; done
 for p in $RANKS; do is_int "$p" || bench_die "RANKS must hold positive integers, got '$p'"; done
@@ -212,12 +226,12 @@ for c in $CASES; do
         for P in $RANKS; do
             pre=$OUT/$c-shard-np$P-r$rep
             echo "  shard      np=$P run $rep/$REPEATS ..." >&2
-            bench_mpirun "$P" "$pre" "$SHARD" run "$OUT/$c.yaml" --quiet
+            lsbs_run "$P" "$pre" "$SHARD" run "$OUT/$c.yaml" --quiet
             printf '%s\tshard\tmls\t%s\t%s\t%s\n' "$c" "$P" "$pre.log" "$(bench_rss_bytes "$pre" "$P")" >>"$MANIFEST"
             for m in $MODELS; do
                 pre=$OUT/$c-lammps-$m-np$P-r$rep
                 echo "  lammps $m np=$P run $rep/$REPEATS ..." >&2
-                (cd "$OUT" && bench_mpirun "$P" "$pre" "$LMP" -in "$OUT/$c-$m.in" -log none -echo none)
+                (cd "$OUT" && lsbs_run "$P" "$pre" "$LMP" -in "$OUT/$c-$m.in" -log none -echo none)
                 printf '%s\tlammps\t%s\t%s\t%s\t%s\n' "$c" "$m" "$P" "$pre.log" "$(bench_rss_bytes "$pre" "$P")" >>"$MANIFEST"
             done
         done

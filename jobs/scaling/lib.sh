@@ -93,6 +93,29 @@ bodies:
 EOF
 }
 
+# scal_busy_cores: how many cores other work kept busy over the last second (from /proc/stat; 0 if unknown).
+scal_busy_cores() {
+    [ -r /proc/stat ] || { echo 0; return; }
+    local a b
+    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' /proc/stat)
+    sleep 1
+    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' /proc/stat)
+    awk -v a="$a" -v b="$b" -v c="$(nproc 2>/dev/null || echo 1)" 'BEGIN { split(a, x, " "); split(b, y, " ");
+        d = y[2] - x[2]; printf "%.2f\n", (d > 0 ? c * (y[1] - x[1]) / d : 0) }'
+}
+
+# scal_wait_idle MAX_SECONDS: waits until under 0.25 cores are busy (at most MAX_SECONDS); prints the load seen.
+scal_wait_idle() {
+    local max=$1 t=0 busy
+    busy=$(scal_busy_cores)
+    while awk -v l="$busy" 'BEGIN { exit !(l >= 0.25) }' && [ "$t" -lt "$max" ]; do
+        sleep 4
+        t=$((t + 5))
+        busy=$(scal_busy_cores)
+    done
+    echo "$busy"
+}
+
 # The launcher template: $LAUNCHER, else "mpiexec -n {P} $MPIEXEC_FLAGS".
 scal_launcher_text() {
     if [ -n "${LAUNCHER:-}" ]; then

@@ -28,7 +28,10 @@
 #   SHARD       shard executable (default: build/shard, then PATH)
 #   SHARD_FLAGS extra flags for `shard run` (--quiet is always given)                                    ""
 #   OUT         output folder: OUT/runs/np<P>/rep<k>/ (scene, log, output), series.csv, *.png   /tmp/shard-scaling/<MODE>
-#   RESUME      1: keep runs whose log already ends in a complete report (a chained job resumes)        1
+#   RESUME      1: keep runs whose log already ends in a complete report (the SLURM series   0
+#               templates set it, so that a chained job resumes the series)
+#   WAIT_IDLE   seconds to wait, before each run, for the machine to be idle (under 0.25 cores busy with   0
+#               other work; then the run starts anyway); the load seen is written beside the log
 #   PLOT        1: draw OUT/speedup.png, efficiency.png, phases.png (needs python3-matplotlib)          1
 #   PYTHON      Python with matplotlib                                                                  /usr/bin/python3
 #
@@ -56,7 +59,8 @@ STEPS=${STEPS-100}
 REPEATS=${REPEATS:-1}
 SHARD_FLAGS=${SHARD_FLAGS:-}
 OUT=${OUT:-/tmp/shard-scaling/$MODE}
-RESUME=${RESUME:-1}
+RESUME=${RESUME:-0}
+WAIT_IDLE=${WAIT_IDLE:-0}
 PLOT=${PLOT:-1}
 
 # shellcheck source=jobs/scaling/lib.sh
@@ -66,6 +70,7 @@ PLOT=${PLOT:-1}
 case $MODE in strong | weak) ;; *) scal_die "MODE must be strong or weak, got '$MODE'" ;; esac
 mapfile -t RANK_LIST < <(scal_ranks "$RANKS")
 [ ${#RANK_LIST[@]} -gt 0 ] || scal_die "RANKS gave no rank count"
+[[ $WAIT_IDLE =~ ^[0-9]+$ ]] || scal_die "WAIT_IDLE must be a number of seconds, got '$WAIT_IDLE'"
 for v in NX NY NZ REPEATS; do scal_is_int "${!v}" || scal_die "$v must be a positive integer, got '${!v}'"; done
 for v in SPACING SUPPORT RHO E; do scal_is_num "${!v}" || scal_die "$v must be a number > 0, got '${!v}'"; done
 [ "$DT" = auto ] || scal_is_num "$DT" || scal_die "DT must be 'auto' or a number > 0, got '$DT'"
@@ -121,7 +126,13 @@ for ((rep = 1; rep <= REPEATS; rep++)); do
                 scal_block_scene "$scene" "$NX" "$NY" "$NZ" "$STEPS" "$dir/out"
             fi
         fi
-        echo "  np=$P run $rep/$REPEATS ..."
+        load=""
+        if [ "$WAIT_IDLE" -gt 0 ]; then
+            load=$(scal_wait_idle "$WAIT_IDLE")
+            echo "$load" >"$log.load"
+            load=" (other work: $load cores busy)"
+        fi
+        echo "  np=$P run $rep/$REPEATS ...$load"
         echo "$scene" >"$log.scene"
         # shellcheck disable=SC2086  # SHARD_FLAGS is a list of words
         if ! scal_launch "$P" "$log" "$SHARD" run "$scene" --out "$dir/out" --quiet $SHARD_FLAGS "${args[@]}"; then
