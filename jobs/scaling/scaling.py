@@ -139,9 +139,9 @@ def parse_shard_report(path):
 BASE_COLUMNS = ["mode", "ranks", "particles", "bonds", "steps", "loop_time_s", "wall_time_s"]
 TAIL_COLUMNS = ["comm_bytes_total", "comm_bytes_per_step_per_rank", "particle_steps_per_s",
                 "particle_steps_per_s_per_core", "speedup", "parallel_efficiency", "imbalance", "ghosts_avg",
-                "ghosts_max", "peak_mem_max_mib", "bytes_per_particle", "state_hash", "scene", "log"]
-# The phases every report has; others (added later by the solver) follow in report order.
-STANDARD_PHASES = ["Neigh", "Solid", "Contact", "Comm", "Integrate", "I/O", "Other"]
+                "ghosts_max", "bond_ghosts_avg", "bond_ghosts_max", "peak_mem_max_mib", "bytes_per_particle", "state_hash", "scene", "log"]
+# The phases of the report (columns follow the report's order, so a phase added later gets its columns too).
+STANDARD_PHASES = ["Neigh", "Solid", "Contact", "Comm", "Integrate", "I/O", "In-situ", "Other"]
 PHASE_NAMES = {phase_key(p): p for p in STANDARD_PHASES}
 
 
@@ -202,7 +202,7 @@ def collect(args):
             if abs(per_rank / ref_per_rank - 1) > 0.05:
                 print(f"warning: weak scaling: {r['particles']} particles on {r['ranks']} ranks is "
                       f"{per_rank:.0f} per rank, {ref_per_rank:.0f} on {ref['ranks']}", file=sys.stderr)
-    phases = [p for p in STANDARD_PHASES if any(p in r["phases"] for r in rows)]
+    phases = list(rows[0]["phases"])
     for r in rows:
         for p in r["phases"]:
             if p not in phases:
@@ -221,7 +221,9 @@ def collect(args):
             "particle_steps_per_s": r["particle_steps_per_s"],
             "particle_steps_per_s_per_core": r["particle_steps_per_s_per_core"],
             "speedup": speedup, "parallel_efficiency": speedup / r["ranks"], "imbalance": r["imbalance"],
-            "ghosts_avg": r["ghosts_avg"], "ghosts_max": r["ghosts_max"], "peak_mem_max_mib": r["peak_mem_max_mib"],
+            "ghosts_avg": r["ghosts_avg"], "ghosts_max": r["ghosts_max"],
+            "bond_ghosts_avg": r.get("bond_ghosts_avg", float("nan")),
+            "bond_ghosts_max": r.get("bond_ghosts_max", float("nan")), "peak_mem_max_mib": r["peak_mem_max_mib"],
             "bytes_per_particle": r["bytes_per_particle"], "state_hash": r["state_hash"], "scene": r["scene"],
             "log": r["log"],
         }

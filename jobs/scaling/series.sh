@@ -38,8 +38,8 @@
 # CSV columns (OUT/series.csv, one row per rank count, in docs/scaling.md): mode, ranks, particles, bonds, steps,
 # loop_time_s, wall_time_s, <phase>_{min,avg,max}_s for every phase of the report, comm_bytes_total,
 # comm_bytes_per_step_per_rank, particle_steps_per_s, particle_steps_per_s_per_core, speedup,
-# parallel_efficiency, imbalance, ghosts_avg, ghosts_max, peak_mem_max_mib, bytes_per_particle, state_hash, scene,
-# log.
+# parallel_efficiency, imbalance, ghosts_avg, ghosts_max, bond_ghosts_avg, bond_ghosts_max, peak_mem_max_mib,
+# bytes_per_particle, state_hash, scene, log.
 set -euo pipefail
 
 MODE=${MODE:-strong}

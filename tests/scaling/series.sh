@@ -16,9 +16,10 @@ for r in csv.DictReader(f): print(r[sys.argv[2]])' "$1" "$2" "${3:-0}"
 
 want_cols="mode ranks particles bonds steps loop_time_s wall_time_s neigh_min_s neigh_avg_s neigh_max_s solid_min_s
 solid_avg_s solid_max_s contact_min_s contact_avg_s contact_max_s comm_min_s comm_avg_s comm_max_s integrate_min_s
-integrate_avg_s integrate_max_s io_min_s io_avg_s io_max_s other_min_s other_avg_s other_max_s comm_bytes_total
-comm_bytes_per_step_per_rank particle_steps_per_s particle_steps_per_s_per_core speedup parallel_efficiency
-imbalance ghosts_avg ghosts_max peak_mem_max_mib bytes_per_particle state_hash scene log"
+integrate_avg_s integrate_max_s io_min_s io_avg_s io_max_s insitu_min_s insitu_avg_s insitu_max_s other_min_s
+other_avg_s other_max_s comm_bytes_total comm_bytes_per_step_per_rank particle_steps_per_s
+particle_steps_per_s_per_core speedup parallel_efficiency imbalance ghosts_avg ghosts_max bond_ghosts_avg
+bond_ghosts_max peak_mem_max_mib bytes_per_particle state_hash scene log"
 
 for mode in strong weak; do
   out=$WORK/$mode
