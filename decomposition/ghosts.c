@@ -38,6 +38,8 @@ static double shard_ghosts_point_gap2(const double *box, const double *x)
     return g2;
 }
 
+static int shard_ghosts_box_nonempty(const double *b) { return b[0] <= b[3]; }
+
 /* Is owned particle i in the bond send list to rank q? (lists are sorted by local index) */
 static int shard_ghosts_bond_sent(const shard_halo *bh, int q, int32_t i)
 {
@@ -63,30 +65,47 @@ static int shard_ghosts_bond_sent(const shard_halo *bh, int q, int32_t i)
     return a < bh->send_count[lo] && s[a] == i;
 }
 
-void shard_ghosts_rebuild(shard_comm *c, shard_particles *p, const shard_halo *bond_halo, double cutoff,
-                          shard_halo **contact_halo)
+void shard_ghosts_rebuild(shard_comm *c, shard_particles *p, int n_bodies, const shard_halo *bond_halo,
+                          double cutoff, shard_halo **contact_halo)
 {
     shard_halo_destroy(contact_halo);
     size_t n_own = p->n_owned, first = p->n_owned + p->n_bond_ghost;
     p->n_local = first;
 
-    double box[6] = {INFINITY, INFINITY, INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    for (size_t i = 0; i < n_own; i++)
+    /* One bounding box per body of the owned particles (empty: lo > hi).  Contacts only join particles of
+     * different bodies, so a particle is sent only where another body's box is near: a single-body block sends
+     * no contact ghost at all. */
+    size_t nb = (size_t)n_bodies, stride = 6 * nb;
+    double *boxes = shard_malloc(stride * (size_t)c->size * sizeof *boxes);
+    double *box = boxes + stride * (size_t)c->rank;
+    for (size_t b = 0; b < nb; b++)
+        for (int k = 0; k < 3; k++)
+            box[6 * b + k] = INFINITY, box[6 * b + 3 + k] = -INFINITY;
+    for (size_t i = 0; i < n_own; i++) {
+        double *bb = box + 6 * (size_t)p->body[i];
         for (int k = 0; k < 3; k++) {
-            box[k] = fmin(box[k], p->x[3 * i + k]);
-            box[3 + k] = fmax(box[3 + k], p->x[3 * i + k]);
+            bb[k] = fmin(bb[k], p->x[3 * i + k]);
+            bb[3 + k] = fmax(bb[3 + k], p->x[3 * i + k]);
         }
-    double *boxes = shard_malloc(6 * (size_t)c->size * sizeof *boxes);
-    SHARD_MPI(c, MPI_Allgather(box, 6, MPI_DOUBLE, boxes, 6, MPI_DOUBLE, c->world));
+    }
+    SHARD_MPI(c, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, boxes, (int)stride, MPI_DOUBLE, c->world));
 
+    /* Neighbours: some body on one rank within cutoff of another body on the other.  Evaluated with the lower
+     * rank's boxes first so that both ranks of a pair compute exactly the same expression and agree. */
     double cut2 = cutoff * cutoff;
     int n_nbr = 0;
     int *nbr = shard_malloc((size_t)c->size * sizeof *nbr);
     for (int q = 0; q < c->size; q++) {
-        if (q == c->rank || n_own == 0 || boxes[6 * q] > boxes[6 * q + 3])
+        if (q == c->rank)
             continue;
-        const double *a = boxes + 6 * (q < c->rank ? q : c->rank), *b = boxes + 6 * (q < c->rank ? c->rank : q);
-        if (shard_ghosts_box_gap2(a, b) < cut2)
+        const double *lo = boxes + stride * (size_t)(q < c->rank ? q : c->rank);
+        const double *hi = boxes + stride * (size_t)(q < c->rank ? c->rank : q);
+        int near = 0;
+        for (size_t a = 0; a < nb && !near; a++)
+            for (size_t b = 0; b < nb && !near; b++)
+                near = a != b && shard_ghosts_box_nonempty(lo + 6 * a) && shard_ghosts_box_nonempty(hi + 6 * b) &&
+                       shard_ghosts_box_gap2(lo + 6 * a, hi + 6 * b) < cut2;
+        if (near)
             nbr[n_nbr++] = q;
     }
 
@@ -95,9 +114,13 @@ void shard_ghosts_rebuild(shard_comm *c, shard_particles *p, const shard_halo *b
     int32_t *send_idx = NULL;
     size_t n_send = 0, cap = 0;
     for (int k = 0; k < n_nbr; k++) {
-        const double *bq = boxes + 6 * nbr[k];
+        const double *bq = boxes + stride * (size_t)nbr[k];
         for (size_t i = 0; i < n_own; i++) {
-            if (shard_ghosts_point_gap2(bq, p->x + 3 * i) >= cut2 || shard_ghosts_bond_sent(bond_halo, nbr[k], (int32_t)i))
+            int near = 0;
+            for (size_t b = 0; b < nb && !near; b++)
+                near = b != (size_t)p->body[i] && shard_ghosts_box_nonempty(bq + 6 * b) &&
+                       shard_ghosts_point_gap2(bq + 6 * b, p->x + 3 * i) < cut2;
+            if (!near || shard_ghosts_bond_sent(bond_halo, nbr[k], (int32_t)i))
                 continue;
             shard_reserve((void **)&send_idx, &cap, n_send + 1, sizeof *send_idx);
             send_idx[n_send++] = (int32_t)i;

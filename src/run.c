@@ -163,7 +163,7 @@ static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov,
 static void shard_sim_rebuild(shard_sim *s)
 {
     shard_timer_stamp(&s->timer, SHARD_PHASE_OTHER, shard_wtime());
-    shard_ghosts_rebuild(s->comm, &s->p, s->bond_halo, s->cutoff, &s->contact_halo);
+    shard_ghosts_rebuild(s->comm, &s->p, s->scene.n_bodies, s->bond_halo, s->cutoff, &s->contact_halo);
     double *rad = shard_malloc((size_t)s->scene.n_bodies * sizeof *rad);
     for (int b = 0; b < s->scene.n_bodies; b++)
         rad[b] = s->contact[b].radius;
