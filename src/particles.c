@@ -18,7 +18,9 @@ void shard_particles_reserve(shard_particles *p, size_t n)
 {
     if (n <= p->capacity && p->gid)
         return;
-    size_t cap = p->capacity < 64 ? 64 : p->capacity;
+    /* The first allocation is sized to the request plus a little room for contact ghosts: growing from a small
+     * capacity by 1.5x would leave up to half of every array allocated and zeroed (touched) for nothing. */
+    size_t cap = p->capacity == 0 ? n + n / 16 + 64 : p->capacity;
     while (cap < n)
         cap += cap / 2;
 #define SHARD_GROW_(name, type, k, fl, nm)                                                                       \
