@@ -78,9 +78,6 @@ function(shard_catalyst_setup target)
   # VTK links libpython only into executables (VTK::PythonUsed); the module is what embeds Python here.
   target_link_libraries(shard_catalyst PRIVATE Python3::Python)
   add_dependencies(${target} shard_catalyst)
-  # io/insitu.c hands ParaView the run's communicator, so it reads decomposition/'s private comm record.
-  set_source_files_properties(${CMAKE_SOURCE_DIR}/io/insitu.c PROPERTIES
-                              INCLUDE_DIRECTORIES ${CMAKE_SOURCE_DIR}/decomposition)
   target_compile_definitions(${target} PUBLIC SHARD_HAVE_CATALYST=1
                              PRIVATE SHARD_CATALYST_MODULE_PATH="$<TARGET_FILE:shard_catalyst>"
                                      SHARD_PARAVIEW_VERSION="${SHARD_PARAVIEW_VERSION}")

@@ -27,13 +27,14 @@ shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const in
     if (h->n_send)
         memcpy(h->send_idx, send_idx, h->n_send * sizeof *send_idx);
     h->recv_first = recv_first;
+    h->req = MPI_REQUEST_NULL;
     SHARD_MPI(c, MPI_Dist_graph_create_adjacent(c->world, n_nbr, h->nbr, MPI_UNWEIGHTED, n_nbr, h->nbr,
                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &h->graph));
     MPI_Comm_set_errhandler(h->graph, MPI_ERRORS_RETURN);
     return h;
 }
 
-void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+void shard_halo_forward_begin(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
 {
     int width = 0;
     for (int f = 0; f < n_fields; f++)
@@ -51,8 +52,14 @@ void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, cons
         h->sc[k] = h->send_count[k] * width, h->sd[k] = h->send_displ[k] * width;
         h->rc[k] = h->recv_count[k] * width, h->rd[k] = h->recv_displ[k] * width;
     }
-    SHARD_MPI(h->comm, MPI_Neighbor_alltoallv(h->sbuf, h->sc, h->sd, MPI_DOUBLE, h->rbuf, h->rc, h->rd, MPI_DOUBLE,
-                                              h->graph));
+    SHARD_MPI(h->comm, MPI_Ineighbor_alltoallv(h->sbuf, h->sc, h->sd, MPI_DOUBLE, h->rbuf, h->rc, h->rd,
+                                               MPI_DOUBLE, h->graph, &h->req));
+    h->bytes += h->n_send * (size_t)width * sizeof(double);
+}
+
+void shard_halo_forward_end(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+{
+    SHARD_MPI(h->comm, MPI_Wait(&h->req, MPI_STATUS_IGNORE));
     const double *r = h->rbuf;
     for (size_t q = 0; q < h->n_recv; q++) {
         size_t i = h->recv_first + q;
@@ -60,7 +67,12 @@ void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, cons
             for (int k = 0; k < ncomp[f]; k++)
                 fields[f][(size_t)ncomp[f] * i + (size_t)k] = *r++;
     }
-    h->bytes += h->n_send * (size_t)width * sizeof(double);
+}
+
+void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+{
+    shard_halo_forward_begin(h, n_fields, fields, ncomp);
+    shard_halo_forward_end(h, n_fields, fields, ncomp);
 }
 
 void shard_halo_destroy(shard_halo **hp)

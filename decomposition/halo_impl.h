@@ -18,6 +18,7 @@ struct shard_halo {
     size_t sbuf_cap, rbuf_cap;
     int *sc, *sd, *rc, *rd;        /* counts and displacements in doubles for the current field set */
     uint64_t bytes;
+    MPI_Request req;               /* the exchange begun by shard_halo_forward_begin */
 };
 
 #endif

@@ -11,7 +11,7 @@
 #include "shard/insitu.h"
 
 #include "catalyst_module.h"
-#include "comm_impl.h"
+#include "shard/comm.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -112,7 +112,7 @@ shard_insitu *shard_insitu_create(shard_comm *c, int n_scripts, const char *cons
      * from the adaptor); what the user set wins. */
     if (out_dir && out_dir[0])
         setenv("SHARD_CATALYST_OUT", out_dir, 0);
-    h->impl = h->api->create(&c->world, n_scripts, scripts, err);
+    h->impl = h->api->create(shard_comm_mpi(c), n_scripts, scripts, err);
     if (!h->impl) {
         free(h);
         return NULL;

@@ -45,6 +45,8 @@ struct shard_sim {
     shard_solid_params *solid;    /* per body */
     shard_contact_params *contact;/* per body */
     double *f;                    /* force scratch, 3 per owned */
+    int32_t *inner, *outer;       /* owned particles without / with a bond ghost partner */
+    size_t n_inner, n_outer;
     size_t f_cap;
     double dt, skin, cutoff;
     const char *dt_limit;         /* which limit set dt ("wave speed", "contact", "given") */
@@ -174,6 +176,37 @@ static void shard_sim_rebuild(shard_sim *s)
     shard_timer_stamp(&s->timer, SHARD_PHASE_NEIGH, shard_wtime());
 }
 
+/* Contact forces added to the solid forces, then a = f/m + g. Local. */
+static void shard_sim_contacts(shard_sim *s)
+{
+    shard_particles *p = &s->p;
+    size_t nc = shard_contact_pairs(p, &s->cand, s->contact, s->f);
+    double t = (double)s->step * s->dt;
+    nc += shard_contact_obstacles(p, s->contact, s->scene.n_obstacles, s->scene.obstacles, t, s->f);
+    s->contacts_local = (int64_t)nc;
+    shard_timer_stamp(&s->timer, SHARD_PHASE_CONTACT, shard_wtime());
+    shard_integrate_accel(p, s->f, s->scene.run.gravity);
+}
+
+/* Splits the owned particles into those whose bond partners are all owned (computable while a halo exchange
+ * is in flight) and the others. */
+static void shard_sim_split_owned(shard_sim *s)
+{
+    const shard_particles *p = &s->p;
+    s->inner = shard_malloc((p->n_owned + 1) * sizeof *s->inner);
+    s->outer = shard_malloc((p->n_owned + 1) * sizeof *s->outer);
+    s->n_inner = s->n_outer = 0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int ghost = 0;
+        for (int64_t b = s->bonds.start[i]; b < s->bonds.start[i + 1] && !ghost; b++)
+            ghost = (size_t)s->bonds.idx[b] >= p->n_owned;
+        if (ghost)
+            s->outer[s->n_outer++] = (int32_t)i;
+        else
+            s->inner[s->n_inner++] = (int32_t)i;
+    }
+}
+
 /* Forces at the current x, v of owned and ghost particles -> p.a. Collective (one halo exchange of B). */
 static void shard_sim_forces(shard_sim *s)
 {
@@ -186,21 +219,16 @@ static void shard_sim_forces(shard_sim *s)
     shard_timer_stamp(&s->timer, SHARD_PHASE_COMM, shard_wtime());
     shard_solid_forces(p, &s->bonds, s->solid, s->f);
     shard_timer_stamp(&s->timer, SHARD_PHASE_SOLID, shard_wtime());
-    size_t nc = shard_contact_pairs(p, &s->cand, s->contact, s->f);
-    double t = (double)s->step * s->dt;
-    nc += shard_contact_obstacles(p, s->contact, s->scene.n_obstacles, s->scene.obstacles, t, s->f);
-    s->contacts_local = (int64_t)nc;
-    shard_timer_stamp(&s->timer, SHARD_PHASE_CONTACT, shard_wtime());
-    shard_integrate_accel(p, s->f, s->scene.run.gravity);
+    shard_sim_contacts(s);
 }
 
-/* Forward halo of x and v (bond ghosts and contact ghosts), then the skin check. Collective. */
-static void shard_sim_exchange_positions(shard_sim *s, int force_rebuild)
+/* Once the bond ghosts hold the new x and v: the skin check (one allreduce that also carries "a position is
+ * not finite"), then either a contact-ghost rebuild or the forward exchange of the contact ghosts. Collective. */
+static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
 {
     shard_particles *p = &s->p;
     double *fields[2] = {p->x, p->v};
     int ncomp[2] = {3, 3};
-    shard_halo_forward(s->bond_halo, 2, fields, ncomp);
     double m2 = shard_integrate_max_move2(p);
     int flags[2] = {m2 > 0.25 * s->skin * s->skin || force_rebuild, !isfinite(m2)};
     shard_comm_max_ints(s->comm, flags, 2);
@@ -222,6 +250,7 @@ static void shard_sim_exchange_positions(shard_sim *s, int force_rebuild)
         shard_timer_stamp(&s->timer, SHARD_PHASE_COMM, shard_wtime());
     }
 }
+
 
 /* Rank 0 of a restart: the loaded state must fit the scene it is restarted with. */
 static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_data *ck, const char *ck_path,
@@ -400,6 +429,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         p->mass[i] = sc->materials[bd->material].density * vol;
     }
     shard_solid_moments(p, &s->bonds, s->solid, sc->run.svd_threshold);
+    shard_sim_split_owned(s);
     shard_reserve((void **)&s->f, &s->f_cap, 3 * p->n_owned + 3, sizeof *s->f);
 
     shard_timer_start(&s->timer, shard_wtime());
@@ -496,6 +526,7 @@ shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides
     return s;
 }
 
+
 void shard_sim_step(shard_sim *s)
 {
     shard_particles *p = &s->p;
@@ -505,8 +536,28 @@ void shard_sim_step(shard_sim *s)
     shard_integrate_drift(p, s->dt);
     s->step++;
     shard_timer_stamp(&s->timer, SHARD_PHASE_INTEGRATE, shard_wtime());
-    shard_sim_exchange_positions(s, 0);
-    shard_sim_forces(s);
+    /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
+     * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
+    double *xv[2] = {p->x, p->v};
+    int n_xv[2] = {3, 3}, n_b[1] = {9};
+    shard_halo_forward_begin(s->bond_halo, 2, xv, n_xv);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_COMM, shard_wtime());
+    shard_solid_stress_list(p, &s->bonds, s->solid, s->dt, s->inner, s->n_inner);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_SOLID, shard_wtime());
+    shard_halo_forward_end(s->bond_halo, 2, xv, n_xv);
+    shard_sim_after_positions(s, 0);
+    shard_solid_stress_list(p, &s->bonds, s->solid, s->dt, s->outer, s->n_outer);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_SOLID, shard_wtime());
+    double *bf[1] = {p->B}; /* after a possible contact-ghost rebuild, which may move the arrays */
+    shard_halo_forward_begin(s->bond_halo, 1, bf, n_b);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_COMM, shard_wtime());
+    shard_solid_forces_list(p, &s->bonds, s->solid, s->f, s->inner, s->n_inner);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_SOLID, shard_wtime());
+    shard_halo_forward_end(s->bond_halo, 1, bf, n_b);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_COMM, shard_wtime());
+    shard_solid_forces_list(p, &s->bonds, s->solid, s->f, s->outer, s->n_outer);
+    shard_timer_stamp(&s->timer, SHARD_PHASE_SOLID, shard_wtime());
+    shard_sim_contacts(s);
     shard_integrate_kick(p, h);
     shard_timer_stamp(&s->timer, SHARD_PHASE_INTEGRATE, shard_wtime());
 }
@@ -961,7 +1012,7 @@ void shard_sim_destroy(shard_sim **sp)
     shard_cells_free(&s->cells);
     shard_halo_destroy(&s->bond_halo);
     shard_halo_destroy(&s->contact_halo);
-    free(s->solid), free(s->contact), free(s->f), free(s->body_count);
+    free(s->solid), free(s->contact), free(s->f), free(s->inner), free(s->outer), free(s->body_count);
     free(s->bond_broken), free(s->io_d), free(s->io_i);
     shard_output_destroy(&s->out);
     shard_checkpoint_destroy(&s->ckpt);

@@ -237,43 +237,68 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
     shard_solid_kinematics(p, bonds, sp[p->body[i]].inv_h2, i, 0, J, Jd);
 }
 
+/* Pass 1 for one owned particle. */
+static inline void shard_solid_stress_one(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                          double dt, size_t i)
+{
+    const shard_solid_params *s = &sp[p->body[i]];
+    double J[9], Jd[9], P[9], S[6], PA[9];
+    shard_solid_kinematics_for(p, bonds, s, i, J, Jd);
+    shard_solid_material(s, J, Jd, p->eps_p + 6 * i, dt, P, S);
+    shard_solid_mul_sym(P, p->Ainv + 6 * i, PA);
+    double vol = p->volume[i];
+    double *Bi = p->B + 9 * i;
+    for (int m = 0; m < 9; m++)
+        Bi[m] = vol * PA[m];
+}
+
 void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt)
 {
-    for (size_t i = 0; i < p->n_owned; i++) {
-        const shard_solid_params *s = &sp[p->body[i]];
-        double J[9], Jd[9], P[9], S[6], PA[9];
-        shard_solid_kinematics_for(p, bonds, s, i, J, Jd);
-        shard_solid_material(s, J, Jd, p->eps_p + 6 * i, dt, P, S);
-        shard_solid_mul_sym(P, p->Ainv + 6 * i, PA);
-        double vol = p->volume[i];
-        double *Bi = p->B + 9 * i;
-        for (int m = 0; m < 9; m++)
-            Bi[m] = vol * PA[m];
+    for (size_t i = 0; i < p->n_owned; i++)
+        shard_solid_stress_one(p, bonds, sp, dt, i);
+}
+
+void shard_solid_stress_list(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt,
+                             const int32_t *list, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        shard_solid_stress_one(p, bonds, sp, dt, (size_t)list[k]);
+}
+
+/* f_i = sum_j w_ij (B_i + B_j) x_ij = B_i (sum_j w_ij x_ij) + sum_j B_j w_ij x_ij: the first sum is the
+ * constant wx_i (shard_solid_moments), so the loop only gathers the partners' matrices. */
+static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds,
+                                         const shard_solid_params *sp, double *f, size_t i)
+{
+    const double *Xi = p->X + 3 * i, *Bi = p->B + 9 * i, *s = p->wx + 3 * i;
+    double inv_h2 = sp[p->body[i]].inv_h2;
+    double f0 = 0.0, f1 = 0.0, f2 = 0.0;
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        const double *Xj = p->X + 3 * j, *Bj = p->B + 9 * j;
+        double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+        double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+        double wd0 = w * d0, wd1 = w * d1, wd2 = w * d2;
+        f0 += Bj[0] * wd0 + Bj[1] * wd1 + Bj[2] * wd2;
+        f1 += Bj[3] * wd0 + Bj[4] * wd1 + Bj[5] * wd2;
+        f2 += Bj[6] * wd0 + Bj[7] * wd1 + Bj[8] * wd2;
     }
+    f[3 * i + 0] = Bi[0] * s[0] + Bi[1] * s[1] + Bi[2] * s[2] + f0;
+    f[3 * i + 1] = Bi[3] * s[0] + Bi[4] * s[1] + Bi[5] * s[2] + f1;
+    f[3 * i + 2] = Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
 }
 
 void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f)
 {
-    /* f_i = sum_j w_ij (B_i + B_j) x_ij = B_i (sum_j w_ij x_ij) + sum_j B_j w_ij x_ij: the first sum is the
-     * constant wx_i (shard_solid_moments), so the loop only gathers the partners' matrices. */
-    for (size_t i = 0; i < p->n_owned; i++) {
-        const double *Xi = p->X + 3 * i, *Bi = p->B + 9 * i, *s = p->wx + 3 * i;
-        double inv_h2 = sp[p->body[i]].inv_h2;
-        double f0 = 0.0, f1 = 0.0, f2 = 0.0;
-        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
-            size_t j = (size_t)bonds->idx[b];
-            const double *Xj = p->X + 3 * j, *Bj = p->B + 9 * j;
-            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
-            double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
-            double wd0 = w * d0, wd1 = w * d1, wd2 = w * d2;
-            f0 += Bj[0] * wd0 + Bj[1] * wd1 + Bj[2] * wd2;
-            f1 += Bj[3] * wd0 + Bj[4] * wd1 + Bj[5] * wd2;
-            f2 += Bj[6] * wd0 + Bj[7] * wd1 + Bj[8] * wd2;
-        }
-        f[3 * i + 0] = Bi[0] * s[0] + Bi[1] * s[1] + Bi[2] * s[2] + f0;
-        f[3 * i + 1] = Bi[3] * s[0] + Bi[4] * s[1] + Bi[5] * s[2] + f1;
-        f[3 * i + 2] = Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
-    }
+    for (size_t i = 0; i < p->n_owned; i++)
+        shard_solid_force_one(p, bonds, sp, f, i);
+}
+
+void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                             double *f, const int32_t *list, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        shard_solid_force_one(p, bonds, sp, f, (size_t)list[k]);
 }
 
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,

@@ -21,6 +21,11 @@ shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const in
 /* Collective over the neighbourhood: copies fields[f][ncomp[f] * i + k] of sent particles into the ghost slots
  * of the receivers. */
 void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, const int *ncomp);
+/* The same exchange in two halves, so that work which needs no ghost can run in between: begin packs and
+ * posts a non-blocking MPI_Ineighbor_alltoallv, end waits and unpacks into the ghost slots.  The fields must
+ * not change between the two calls.  Collective over the neighbourhood. */
+void shard_halo_forward_begin(shard_halo *h, int n_fields, double *const *fields, const int *ncomp);
+void shard_halo_forward_end(shard_halo *h, int n_fields, double *const *fields, const int *ncomp);
 void shard_halo_destroy(shard_halo **h);
 
 int shard_halo_n_neighbors(const shard_halo *h);

@@ -65,6 +65,13 @@ void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard
  * owned and bond ghosts.  Local. */
 void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt);
 
+/* The two passes over a list of owned particles only (list[0..n)), so that particles with no ghost partner can
+ * be computed while a halo exchange is in flight.  Each particle's result does not depend on the list. */
+void shard_solid_stress_list(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt,
+                             const int32_t *list, size_t n);
+void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                             double *f, const int32_t *list, size_t n);
+
 /* Pass 2 over owned particles: f[3*i..] = solid force (overwrites f).  Needs B of owned and bond ghosts. */
 void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f);
 

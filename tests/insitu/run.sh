@@ -13,9 +13,13 @@
 #                File > Save Catalyst State from a sample extract renamed "input" runs: its CSV and PNG extracts
 #                appear at the steps requested
 #   live         live.py with tests/insitu/live_client.py as the ParaView GUI: the client receives the particles
-# usage: run.sh CASE TEST_INSITU REPO WORKDIR   (exit 77: skipped, a tool is missing)
+#   shard_run    the real driver: `shard run` of tests/mpi/scenes/collide_obstacles.yaml at 2 ranks with the scene
+#                key (extracts.py every 10 steps, into run.output_dir) and with --catalyst: the extracts are
+#                complete, the state hash is the one of a run without Catalyst, the timing table has its In-situ
+#                row, `shard --version` says "Catalyst: on", and a missing script stops shard with exit 3
+# usage: run.sh CASE DRIVER REPO WORKDIR [SHARD]   (exit 77: skipped, a tool is missing)
 set -uo pipefail
-case=$1 driver=$2 repo=$3 work=$4
+case=$1 driver=$2 repo=$3 work=$4 shard=${5:-}
 scripts=$repo/jobs/catalyst here=$repo/tests/insitu
 pvpython=${PVPYTHON:-/usr/bin/pvpython} python=${PYTHON:-/usr/bin/python3}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
@@ -26,11 +30,12 @@ run() { local log=$1 n=$2; shift 2; timeout 120 mpiexec -n "$n" "$driver" "$@" >
 # xrun LOG SECONDS CMD...: CMD under a virtual X server, stdout+stderr to LOG.  -noreset: by default an X server
 # resets when its last client disconnects and refuses connections meanwhile, so a rank that connects just after
 # another rank's short probe connection closed fails (about one connection in ten here, and ParaView aborts).
-# -a looks for a free display from -n upwards; a random start keeps two tests that start together apart.
+# -a looks for a free display from -n upwards; a random start keeps two tests that start together apart.  The
+# time limit applies to CMD inside xvfb-run, so that xvfb-run still stops its X server when CMD is killed.
 xrun() {
   local log=$1 secs=$2
   shift 2
-  timeout "$secs" xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1280x1024x24 -noreset" "$@" >"$log" 2>&1
+  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1280x1024x24 -noreset" timeout "$secs" "$@" >"$log" 2>&1
 }
 
 case $case in
@@ -117,6 +122,32 @@ live)
   cat client.log
   [ $rc -eq 0 ] || { cat run.log; fail "simulation exit status $rc"; }
   [ $crc -eq 0 ] || fail "the live client did not receive the particles"
+  ;;
+shard_run)
+  need "$pvpython"
+  [ -x "$shard" ] || fail "no shard executable given"
+  "$shard" --version | grep -qx "Catalyst: on (ParaView .*)" || fail "shard --version: $("$shard" --version | grep Catalyst)"
+  scene=$repo/tests/mpi/scenes/collide_obstacles.yaml
+  particles=$("$shard" check "$scene" | sed -n 's/^Particles: \([0-9]*\).*/\1/p')
+  sed "s|output_dir: .*||" "$scene" >plain.yaml
+  { cat plain.yaml; printf 'catalyst: {script: %s, every: 10}\n' "$scripts/extracts.py"; } >with.yaml
+  timeout 300 mpiexec -n 2 "$shard" run plain.yaml --steps 20 --quiet --out plain >plain.log 2>&1 ||
+    { cat plain.log; fail "run without Catalyst failed"; }
+  env -u SHARD_CATALYST_OUT timeout 300 mpiexec -n 2 "$shard" run with.yaml --steps 20 --quiet --out scene \
+    >scene.log 2>&1 || { cat scene.log; fail "run with the catalyst key failed"; }
+  "$pvpython" "$here/check_extracts.py" scene "$particles" 2 0 10 20 || fail "extracts of the scene key"
+  hash() { sed -n 's/^State hash: //p' "$1"; }
+  [ -n "$(hash plain.log)" ] && [ "$(hash plain.log)" = "$(hash scene.log)" ] ||
+    fail "state hash $(hash scene.log) with Catalyst, $(hash plain.log) without"
+  grep -q "^In-situ " scene.log || fail "no In-situ row in the timing table"
+  env -u SHARD_CATALYST_OUT timeout 300 mpiexec -n 2 "$shard" run plain.yaml --steps 20 --quiet --out cli \
+    --catalyst "$scripts/extracts.py" --catalyst-every 20 >cli.log 2>&1 || { cat cli.log; fail "--catalyst run failed"; }
+  "$pvpython" "$here/check_extracts.py" cli "$particles" 2 0 20 || fail "extracts of --catalyst"
+  timeout 120 mpiexec -n 2 "$shard" run plain.yaml --steps 5 --catalyst no_such.py >missing.log 2>&1
+  rc=$?
+  [ $rc = 3 ] || { cat missing.log; fail "missing script: exit $rc, expected 3"; }
+  [ "$(grep -c "shard: error: catalyst script 'no_such.py': cannot read it" missing.log)" = 1 ] ||
+    { cat missing.log; fail "missing script: message not printed once"; }
   ;;
 *)
   fail "unknown case"
