@@ -22,7 +22,7 @@ n=$(shard_run 1 check "$scene" | sed -n 's/^Particles: \([0-9]*\),.*/\1/p')
 pv() {
   local try rc
   for try in 1 2 3; do
-    xvfb-run -a -s "-screen 0 1024x768x24" pvpython check_xdmf.py "$@" > "$WORK/pv.log" 2>&1
+    xvfb-run -a -s "-screen 0 1024x768x24 -noreset" pvpython check_xdmf.py "$@" > "$WORK/pv.log" 2>&1
     rc=$?
     [ $rc -lt 128 ] && break
     echo "(pvpython ended by a signal, exit $rc; retrying)"
