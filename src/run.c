@@ -1,12 +1,14 @@
 /* Run: start-up, the time loop, and the end-of-run report (see run.h and docs/architecture.md).
  *
- * One step, in order (the timer phase in brackets):
+ * One step, in order (the timer phase in brackets; "inner" particles have no bond ghost partner, so they are
+ * computed while a halo exchange is in flight):
  *   kick v += dt/2 a, drift x += dt v                                   [Integrate]
- *   forward halo of x, v; skin check (one allreduce, also catches NaN)  [Comm]
+ *   begin halo of x, v; solid pass 1 of inner particles                 [Comm, Solid]
+ *   end halo; skin check (one allreduce, also catches NaN)              [Comm]
  *   on a skin violation: contact ghosts and candidate lists rebuilt     [Neigh]
- *   solid pass 1 (gradients, strain, plasticity, stress) -> B           [Solid]
- *   forward halo of B                                                   [Comm]
- *   solid pass 2 (gather forces)                                        [Solid]
+ *   solid pass 1 (gradients, strain, plasticity, stress -> B) of the rest [Solid]
+ *   begin halo of B; solid pass 2 (gather forces) of inner particles    [Comm, Solid]
+ *   end halo; solid pass 2 of the rest                                  [Comm, Solid]
  *   contacts: particle pairs, obstacles                                 [Contact]
  *   a = f/m + g, kick v += dt/2 a                                       [Integrate]
  */
