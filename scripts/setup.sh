@@ -18,8 +18,9 @@ if [ "${SHARD_TEST_DEPS:-0}" = 1 ]; then
   packages+=(python3-matplotlib time)
 fi
 if [ "${SHARD_TEST_DEPS:-0}" = 1 ] || [ "${SHARD_WITH_CATALYST:-}" = 1 ]; then
-  # Catalyst: the CMake package and headers, pvpython for the scripts, an X server to render off-screen.
-  for p in paraview-dev python3-paraview xvfb xauth; do
+  # Catalyst: the CMake package and headers, pvpython for the scripts, an X server to render off-screen, and the
+  # development packages ParaView's CMake configuration looks for (docs/insitu.md).
+  for p in paraview-dev python3-paraview xvfb xauth libfreetype-dev libx11-dev libxml2-dev; do
     [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
   done
 fi
