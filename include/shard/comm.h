@@ -57,4 +57,16 @@ int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v);
  * HDF5 opens files on a communicator) may cast it; everything else stays MPI-free. Local. */
 const void *shard_comm_mpi(const shard_comm *c);
 
+/* Exact sums (decomposition/xsum_comm.c): every rank adds its terms into shard_xsum accumulators (shard/xsum.h,
+ * no MPI), one collective call combines them, and each total is rounded once, so its bits do not depend on the
+ * rank count or on which rank owned which term.  The typedef repeats shard/xsum.h's (C11 allows it), so that this
+ * header needs only that one name. */
+typedef struct shard_xsum shard_xsum;
+/* Collective: acc[0..n-1] becomes, on every rank, the exact sum of all ranks' acc[0..n-1] (normalised). */
+void shard_comm_xsum(shard_comm *c, shard_xsum *acc, int n);
+/* Collective: out[k] = sum over all ranks and i < count (this rank's count) of terms[i * n + k], k < n, rounded
+ * once to the nearest double (ties to even); the same bits on every rank and for every rank count.  One
+ * reduction per 8 components, no allocation. */
+void shard_comm_sum_exact(shard_comm *c, const double *terms, size_t count, int n, double *out);
+
 #endif
