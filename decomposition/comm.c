@@ -7,19 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The process's rank, for the fatal handler (one process is one rank; tests that build several runs in one
+ * process build them on the same world). */
+static int shard_comm_fatal_rank = -1;
+
+/* A fault only this process sees and cannot recover from (out of memory): the rank and the message, then
+ * MPI_Abort takes every rank down with the code (mpiexec exits with it). */
+static void shard_comm_fatal(int code, const char *msg)
+{
+    fprintf(stderr, "shard: error on rank %d: %s\n", shard_comm_fatal_rank, msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
 shard_comm *shard_comm_init(int *argc, char ***argv)
 {
     int ok = 0;
-    MPI_Initialized(&ok);
-    if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) {
+    if (MPI_Initialized(&ok) != MPI_SUCCESS || (!ok && MPI_Init(argc, argv) != MPI_SUCCESS)) {
         fprintf(stderr, "shard: error: MPI_Init failed\n");
         exit(SHARD_EXIT_INTERNAL);
     }
     shard_comm *c = shard_calloc(1, sizeof *c);
     c->world = MPI_COMM_WORLD;
-    MPI_Comm_set_errhandler(c->world, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(c->world, &c->rank);
-    MPI_Comm_size(c->world, &c->size);
+    SHARD_MPI(c, MPI_Comm_set_errhandler(c->world, MPI_ERRORS_RETURN));
+    SHARD_MPI(c, MPI_Comm_rank(c->world, &c->rank));
+    SHARD_MPI(c, MPI_Comm_size(c->world, &c->size));
+    shard_comm_fatal_rank = c->rank;
+    shard_set_fatal_handler(shard_comm_fatal);
     return c;
 }
 
@@ -28,9 +43,10 @@ void shard_comm_finalize(shard_comm **c)
     if (!c || !*c)
         return;
     int fin = 0;
-    MPI_Finalized(&fin);
+    SHARD_MPI(*c, MPI_Finalized(&fin));
     if (!fin)
-        MPI_Finalize();
+        SHARD_MPI(*c, MPI_Finalize());
+    shard_set_fatal_handler(NULL);
     free(*c);
     *c = NULL;
 }
@@ -41,9 +57,9 @@ double shard_wtime(void) { return MPI_Wtime(); }
 
 void shard_comm_library_version(char *buf, size_t len)
 {
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    char v[MPI_MAX_LIBRARY_VERSION_STRING] = "MPI (unknown version)";
     int n = 0;
-    MPI_Get_library_version(v, &n);
+    MPI_Get_library_version(v, &n); /* informative only: a failure leaves the default text */
     char *nl = strchr(v, ',');
     if (nl)
         *nl = '\0';
@@ -57,8 +73,9 @@ void shard_fail_all(shard_comm *c, int code, const char *msg)
         fflush(stderr);
     }
     fflush(stdout);
-    MPI_Barrier(c->world);
-    MPI_Finalize();
+    /* Every rank is here (the fault is global); a barrier that failed could only be followed by an exit. */
+    if (MPI_Barrier(c->world) == MPI_SUCCESS)
+        MPI_Finalize();
     exit(code);
 }
 
@@ -118,13 +135,6 @@ double shard_comm_max(shard_comm *c, double v)
     return r;
 }
 
-double shard_comm_min(shard_comm *c, double v)
-{
-    double r = v;
-    SHARD_MPI(c, MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MIN, c->world));
-    return r;
-}
-
 void shard_comm_sum(shard_comm *c, double *v, int n)
 {
     SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->world));
@@ -166,6 +176,31 @@ int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v)
     int64_t r = 0;
     SHARD_MPI(c, MPI_Exscan(&v, &r, 1, MPI_INT64_T, MPI_SUM, c->world));
     return c->rank == 0 ? 0 : r; /* MPI leaves rank 0's result undefined */
+}
+
+int64_t *shard_comm_exchange_i64(shard_comm *c, const int64_t *send, const size_t *count, size_t *n_recv)
+{
+    int p = c->size;
+    int *sc = shard_calloc((size_t)p + 1, sizeof *sc), *rc = shard_calloc((size_t)p + 1, sizeof *rc);
+    int *sd = shard_calloc((size_t)p + 1, sizeof *sd), *rd = shard_calloc((size_t)p + 1, sizeof *rd);
+    for (int r = 0; r < p; r++) {
+        if (count[r] > (size_t)INT32_MAX || (size_t)sd[r] + count[r] > (size_t)INT32_MAX)
+            shard_fail_one(c, SHARD_EXIT_INTERNAL, "exchange of %zu values to rank %d exceeds MPI's int counts",
+                           count[r], r);
+        sc[r] = (int)count[r];
+        sd[r + 1] = sd[r] + sc[r];
+    }
+    SHARD_MPI(c, MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, c->world));
+    for (int r = 0; r < p; r++) {
+        if ((int64_t)rd[r] + rc[r] > INT32_MAX)
+            shard_fail_one(c, SHARD_EXIT_INTERNAL, "exchange receives more values than MPI's int counts allow");
+        rd[r + 1] = rd[r] + rc[r];
+    }
+    int64_t *recv = shard_malloc(((size_t)rd[p] + 1) * sizeof *recv);
+    SHARD_MPI(c, MPI_Alltoallv(send, sc, sd, MPI_INT64_T, recv, rc, rd, MPI_INT64_T, c->world));
+    *n_recv = (size_t)rd[p];
+    free(sc), free(rc), free(sd), free(rd);
+    return recv;
 }
 
 const void *shard_comm_mpi(const shard_comm *c) { return &c->world; }

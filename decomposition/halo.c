@@ -4,18 +4,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count,
-                              const int32_t *send_idx, const int *recv_count, size_t recv_first)
+/* Copies the lists into h (growing its arrays); the graph communicator is left alone. */
+static void shard_halo_set_lists(shard_halo *h, int n_nbr, const int *nbr, const int *send_count,
+                                 const int32_t *send_idx, const int *recv_count, size_t recv_first)
 {
-    shard_halo *h = shard_calloc(1, sizeof *h);
-    h->comm = c;
+    if (n_nbr > h->cap_nbr || !h->nbr) {
+        size_t m = (size_t)(n_nbr > 0 ? n_nbr : 1);
+        h->cap_nbr = (int)m;
+        h->nbr = shard_realloc(h->nbr, m * sizeof *h->nbr);
+        h->send_count = shard_realloc(h->send_count, m * sizeof(int));
+        h->send_displ = shard_realloc(h->send_displ, m * sizeof(int));
+        h->recv_count = shard_realloc(h->recv_count, m * sizeof(int));
+        h->recv_displ = shard_realloc(h->recv_displ, m * sizeof(int));
+        h->sc = shard_realloc(h->sc, m * sizeof(int)), h->sd = shard_realloc(h->sd, m * sizeof(int));
+        h->rc = shard_realloc(h->rc, m * sizeof(int)), h->rd = shard_realloc(h->rd, m * sizeof(int));
+    }
     h->n_nbr = n_nbr;
-    size_t m = (size_t)(n_nbr > 0 ? n_nbr : 1);
-    h->nbr = shard_malloc(m * sizeof *h->nbr);
-    h->send_count = shard_malloc(m * sizeof(int)), h->send_displ = shard_malloc(m * sizeof(int));
-    h->recv_count = shard_malloc(m * sizeof(int)), h->recv_displ = shard_malloc(m * sizeof(int));
-    h->sc = shard_malloc(m * sizeof(int)), h->sd = shard_malloc(m * sizeof(int));
-    h->rc = shard_malloc(m * sizeof(int)), h->rd = shard_malloc(m * sizeof(int));
+    h->n_send = h->n_recv = 0;
     for (int k = 0; k < n_nbr; k++) {
         h->nbr[k] = nbr[k];
         h->send_count[k] = send_count[k], h->recv_count[k] = recv_count[k];
@@ -23,30 +28,71 @@ shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const in
         h->n_send += (size_t)send_count[k];
         h->n_recv += (size_t)recv_count[k];
     }
-    h->send_idx = shard_malloc((h->n_send ? h->n_send : 1) * sizeof *h->send_idx);
+    shard_reserve((void **)&h->send_idx, &h->cap_send, h->n_send + 1, sizeof *h->send_idx);
     if (h->n_send)
         memcpy(h->send_idx, send_idx, h->n_send * sizeof *send_idx);
     h->recv_first = recv_first;
-    h->req = MPI_REQUEST_NULL;
-    SHARD_MPI(c, MPI_Dist_graph_create_adjacent(c->world, n_nbr, h->nbr, MPI_UNWEIGHTED, n_nbr, h->nbr,
+}
+
+static void shard_halo_make_graph(shard_halo *h)
+{
+    shard_comm *c = h->comm;
+    SHARD_MPI(c, MPI_Dist_graph_create_adjacent(c->world, h->n_nbr, h->nbr, MPI_UNWEIGHTED, h->n_nbr, h->nbr,
                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &h->graph));
-    MPI_Comm_set_errhandler(h->graph, MPI_ERRORS_RETURN);
+    SHARD_MPI(c, MPI_Comm_set_errhandler(h->graph, MPI_ERRORS_RETURN));
+    h->graphs++;
+}
+
+shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count,
+                              const int32_t *send_idx, const int *recv_count, size_t recv_first)
+{
+    shard_halo *h = shard_calloc(1, sizeof *h);
+    h->comm = c;
+    h->graph = MPI_COMM_NULL;
+    h->req = MPI_REQUEST_NULL;
+    shard_halo_set_lists(h, n_nbr, nbr, send_count, send_idx, recv_count, recv_first);
+    shard_halo_make_graph(h);
     return h;
 }
 
-void shard_halo_forward_begin(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+void shard_halo_update(shard_halo **hp, shard_comm *c, int n_nbr, const int *nbr, const int *send_count,
+                       const int32_t *send_idx, const int *recv_count, size_t recv_first)
+{
+    if (!*hp) {
+        *hp = shard_halo_create(c, n_nbr, nbr, send_count, send_idx, recv_count, recv_first);
+        return;
+    }
+    shard_halo *h = *hp;
+    int changed = n_nbr != h->n_nbr || (n_nbr > 0 && memcmp(nbr, h->nbr, (size_t)n_nbr * sizeof *nbr) != 0);
+    /* Creating a graph communicator is collective over every rank: all re-create it if any rank must. */
+    SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, c->world));
+    shard_halo_set_lists(h, n_nbr, nbr, send_count, send_idx, recv_count, recv_first);
+    if (changed) {
+        SHARD_MPI(c, MPI_Comm_free(&h->graph));
+        shard_halo_make_graph(h);
+    }
+}
+
+shard_halo_field shard_halo_field_of(const shard_halo *h, double *data, int ncomp)
+{
+    return (shard_halo_field){.data = data, .ncomp = ncomp, .send_base = 0, .recv_at = h ? h->recv_first : 0};
+}
+
+void shard_halo_forward_begin(shard_halo *h, int n_fields, const shard_halo_field *fields)
 {
     int width = 0;
     for (int f = 0; f < n_fields; f++)
-        width += ncomp[f];
+        width += fields[f].ncomp;
     shard_reserve((void **)&h->sbuf, &h->sbuf_cap, h->n_send * (size_t)width + 1, sizeof *h->sbuf);
     shard_reserve((void **)&h->rbuf, &h->rbuf_cap, h->n_recv * (size_t)width + 1, sizeof *h->rbuf);
     double *s = h->sbuf;
     for (size_t q = 0; q < h->n_send; q++) {
         size_t i = (size_t)h->send_idx[q];
-        for (int f = 0; f < n_fields; f++)
-            for (int k = 0; k < ncomp[f]; k++)
-                *s++ = fields[f][(size_t)ncomp[f] * i + (size_t)k];
+        for (int f = 0; f < n_fields; f++) {
+            const double *src = fields[f].data + (size_t)fields[f].ncomp * (i - fields[f].send_base);
+            for (int k = 0; k < fields[f].ncomp; k++)
+                *s++ = src[k];
+        }
     }
     for (int k = 0; k < h->n_nbr; k++) {
         h->sc[k] = h->send_count[k] * width, h->sd[k] = h->send_displ[k] * width;
@@ -57,22 +103,22 @@ void shard_halo_forward_begin(shard_halo *h, int n_fields, double *const *fields
     h->bytes += h->n_send * (size_t)width * sizeof(double);
 }
 
-void shard_halo_forward_end(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+void shard_halo_forward_end(shard_halo *h, int n_fields, const shard_halo_field *fields)
 {
     SHARD_MPI(h->comm, MPI_Wait(&h->req, MPI_STATUS_IGNORE));
     const double *r = h->rbuf;
-    for (size_t q = 0; q < h->n_recv; q++) {
-        size_t i = h->recv_first + q;
-        for (int f = 0; f < n_fields; f++)
-            for (int k = 0; k < ncomp[f]; k++)
-                fields[f][(size_t)ncomp[f] * i + (size_t)k] = *r++;
-    }
+    for (size_t q = 0; q < h->n_recv; q++)
+        for (int f = 0; f < n_fields; f++) {
+            double *dst = fields[f].data + (size_t)fields[f].ncomp * (fields[f].recv_at + q);
+            for (int k = 0; k < fields[f].ncomp; k++)
+                dst[k] = *r++;
+        }
 }
 
-void shard_halo_forward(shard_halo *h, int n_fields, double *const *fields, const int *ncomp)
+void shard_halo_forward(shard_halo *h, int n_fields, const shard_halo_field *fields)
 {
-    shard_halo_forward_begin(h, n_fields, fields, ncomp);
-    shard_halo_forward_end(h, n_fields, fields, ncomp);
+    shard_halo_forward_begin(h, n_fields, fields);
+    shard_halo_forward_end(h, n_fields, fields);
 }
 
 void shard_halo_destroy(shard_halo **hp)
@@ -81,14 +127,12 @@ void shard_halo_destroy(shard_halo **hp)
         return;
     shard_halo *h = *hp;
     if (h->graph != MPI_COMM_NULL)
-        MPI_Comm_free(&h->graph);
+        SHARD_MPI(h->comm, MPI_Comm_free(&h->graph));
     free(h->nbr), free(h->send_count), free(h->send_displ), free(h->recv_count), free(h->recv_displ);
     free(h->sc), free(h->sd), free(h->rc), free(h->rd), free(h->send_idx), free(h->sbuf), free(h->rbuf);
     free(h);
     *hp = NULL;
 }
 
-int shard_halo_n_neighbors(const shard_halo *h) { return h ? h->n_nbr : 0; }
-size_t shard_halo_n_ghosts(const shard_halo *h) { return h ? h->n_recv : 0; }
-size_t shard_halo_n_sent(const shard_halo *h) { return h ? h->n_send : 0; }
 uint64_t shard_halo_bytes(const shard_halo *h) { return h ? h->bytes : 0; }
+long shard_halo_graphs(const shard_halo *h) { return h ? h->graphs : 0; }

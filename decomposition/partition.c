@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t shard_partition_graph(size_t n, const shard_csr *graph, int nparts, int32_t *part)
+int shard_partition_graph(size_t n, const shard_csr *graph, int nparts, int32_t *part, int64_t *edge_cut,
+                          shard_error *err)
 {
+    *edge_cut = 0;
     if (nparts <= 1 || n == 0) {
         for (size_t i = 0; i < n; i++)
             part[i] = 0;
@@ -32,33 +34,35 @@ int64_t shard_partition_graph(size_t n, const shard_csr *graph, int nparts, int3
                                  pt);
     free(xadj);
     free(vwgt);
-    if (rc != METIS_OK) {
-        /* METIS_OK is 1; anything else is a failure (out of memory or bad input). Fall back to blocks of ids,
-         * which is a valid (if worse) partition. */
-        for (size_t i = 0; i < n; i++)
-            part[i] = (int32_t)((int64_t)i * nparts / (int64_t)n);
-        objval = 0;
-        for (size_t i = 0; i < n; i++)
-            for (int64_t b = graph->start[i]; b < graph->start[i + 1]; b++)
-                objval += part[graph->idx[b]] != part[i];
-        objval /= 2;
-    }
-    return (int64_t)objval;
+    /* METIS_OK is 1; anything else is a failure.  No fallback: a silent partition by blocks of ids would hide
+     * the fault and change every figure of the run. */
+    if (rc != METIS_OK)
+        return shard_error_set(err, SHARD_EXIT_INTERNAL,
+                               "METIS_PartGraphKway failed (%s) partitioning %zu particles into %d parts",
+                               rc == METIS_ERROR_MEMORY ? "out of memory" : rc == METIS_ERROR_INPUT ? "bad input"
+                                                                                                  : "error",
+                               n, nparts);
+    *edge_cut = (int64_t)objval;
+    return 0;
 }
 
-/* What rank 0 sends to one rank: ids, ghost owners, bonds, and one array per registry row (particles.h) that
- * has SHARD_FIELD_STATE, for the owned particles and, for SHARD_FIELD_GHOST rows, the bond ghosts too.  Rows
- * the sender does not have (NULL arrays of the whole-run set) are not sent and arrive as zeros. */
+/* What rank 0 sends to one rank: ids, ghost owners, bonds, per-module counts, one array per particle registry
+ * row that has SHARD_FIELD_STATE (owned particles, and ghosts for SHARD_FIELD_GHOST rows) and one per STATE row
+ * of each module's block (that module's owned particles, and its ghosts for GHOST rows).  Rows the sender does
+ * not have (NULL arrays of the whole-run set) are not sent and arrive as zeros. */
 enum { SHARD_PKG_MAX_FIELDS = 64 };
 typedef struct shard_package {
     int64_t n_own, n_ghost, n_bonds;
-    uint64_t present;    /* bit f: registry row f is sent */
-    int64_t *gid;        /* n_own + n_ghost */
+    int n_mod;
+    uint64_t present;    /* bit f: particle registry row f is sent */
+    int64_t *mod;        /* 3 per module: owned, ghosts, bit mask of the block rows sent */
+    int64_t *gid;        /* n_own + n_ghost: owned by (module, gid), then ghosts by (module, owner, gid) */
     int32_t *owner;      /* n_ghost */
     int32_t *bond_count; /* n_own */
     int32_t *bond_gid;   /* n_bonds */
     uint8_t *bond_broken;/* n_bonds */
     void *field[SHARD_PKG_MAX_FIELDS];
+    void **mfield;       /* n_mod * SHARD_BLOCK_MAX_ROWS */
 } shard_package;
 
 /* Registry rows the package may carry: every state row but the global id, which the package sends itself. */
@@ -72,22 +76,36 @@ static size_t shard_package_rows(const shard_package *k, const shard_field_desc 
     return (size_t)k->n_own + ((d->flags & SHARD_FIELD_GHOST) ? (size_t)k->n_ghost : 0);
 }
 
-static size_t shard_package_row_bytes(const shard_field_desc *d) { return (size_t)d->ncomp * d->elem_size; }
+static size_t shard_package_mod_rows(const shard_package *k, int m, const shard_field_desc *d)
+{
+    return (size_t)k->mod[3 * m] + ((d->flags & SHARD_FIELD_GHOST) ? (size_t)k->mod[3 * m + 1] : 0);
+}
+
+/* Offsets of module m's owned particles and ghosts in the package's gid list. */
+static void shard_package_mod_offsets(const shard_package *k, int m, size_t *own, size_t *ghost)
+{
+    size_t o = 0, g = (size_t)k->n_own;
+    for (int q = 0; q < m; q++)
+        o += (size_t)k->mod[3 * q], g += (size_t)k->mod[3 * q + 1];
+    *own = o, *ghost = g;
+}
 
 typedef struct shard_partition_ghost {
-    int32_t owner;
+    int32_t module, owner;
     int32_t gid;
 } shard_partition_ghost;
 
 static int shard_partition_cmp_ghost(const void *a, const void *b)
 {
     const shard_partition_ghost *x = a, *y = b;
+    if (x->module != y->module)
+        return (x->module > y->module) - (x->module < y->module);
     if (x->owner != y->owner)
         return (x->owner > y->owner) - (x->owner < y->owner);
     return (x->gid > y->gid) - (x->gid < y->gid);
 }
 
-static void shard_package_alloc(shard_package *k)
+static void shard_package_alloc(shard_package *k, const shard_partition_kinds *kinds)
 {
     size_t nl = (size_t)(k->n_own + k->n_ghost);
     k->gid = shard_malloc((nl + 1) * sizeof *k->gid);
@@ -98,50 +116,84 @@ static void shard_package_alloc(shard_package *k)
     for (int f = 0; f < shard_particle_n_fields; f++)
         if (k->present >> f & 1u)
             k->field[f] = shard_malloc(shard_package_rows(k, &shard_particle_fields[f]) *
-                                           shard_package_row_bytes(&shard_particle_fields[f]) + 1);
+                                           shard_field_row_bytes(&shard_particle_fields[f]) + 1);
+    k->mfield = shard_calloc((size_t)k->n_mod * SHARD_BLOCK_MAX_ROWS + 1, sizeof *k->mfield);
+    (void)kinds;
+}
+
+static void shard_package_alloc_mod(shard_package *k, const shard_block *rows_of)
+{
+    for (int m = 0; m < k->n_mod; m++)
+        for (int r = 0; r < rows_of[m].n_rows; r++)
+            if ((uint64_t)k->mod[3 * m + 2] >> r & 1u) {
+                const shard_field_desc *d = &rows_of[m].rows[r];
+                k->mfield[m * SHARD_BLOCK_MAX_ROWS + r] =
+                    shard_malloc(shard_package_mod_rows(k, m, d) * shard_field_row_bytes(d) + 1);
+            }
 }
 
 static void shard_package_free(shard_package *k)
 {
-    free(k->gid), free(k->owner), free(k->bond_count), free(k->bond_gid), free(k->bond_broken);
+    free(k->mod), free(k->gid), free(k->owner), free(k->bond_count), free(k->bond_gid), free(k->bond_broken);
     for (int f = 0; f < SHARD_PKG_MAX_FIELDS; f++)
         free(k->field[f]);
+    if (k->mfield)
+        for (int q = 0; q < k->n_mod * SHARD_BLOCK_MAX_ROWS; q++)
+            free(k->mfield[q]);
+    free(k->mfield);
     memset(k, 0, sizeof *k);
 }
 
 /* Rank 0: the package of rank r from the whole-run set (row = global id).  mark[] is scratch of n entries,
- * initialised to -1. */
-static void shard_package_build(int r, const shard_particles *all, const shard_csr *g, const uint8_t *g_broken,
-                                const int32_t *part, int32_t *mark, uint64_t present, shard_package *k)
+ * initialised to -1; module[i] is the module of particle i; mpresent[m] the block rows of module m sent. */
+static void shard_package_build(int r, const shard_partition_kinds *kinds, const shard_particles *all,
+                                const shard_block *all_blocks, const shard_block *rows_of, const shard_csr *g,
+                                const uint8_t *g_broken, const int32_t *part, const int32_t *module, int32_t *mark,
+                                uint64_t present, const uint64_t *mpresent, shard_package *k)
 {
     memset(k, 0, sizeof *k);
+    int nm = kinds->n_modules;
+    k->n_mod = nm;
+    k->mod = shard_calloc(3 * (size_t)nm + 1, sizeof *k->mod);
     size_t n = all->n_owned, ng = 0, ng_cap = 0;
     shard_partition_ghost *gh = NULL;
     for (size_t i = 0; i < n; i++) {
         if (part[i] != r)
             continue;
         k->n_own++;
+        k->mod[3 * module[i]]++;
         k->n_bonds += g->start[i + 1] - g->start[i];
         for (int64_t b = g->start[i]; b < g->start[i + 1]; b++) {
             int32_t j = g->idx[b];
             if (part[j] != r && mark[j] != r) {
                 mark[j] = r;
                 shard_reserve((void **)&gh, &ng_cap, ng + 1, sizeof *gh);
-                gh[ng++] = (shard_partition_ghost){part[j], j};
+                gh[ng++] = (shard_partition_ghost){module[j], part[j], j};
             }
         }
     }
     if (ng > 1)
         qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
+    for (size_t q = 0; q < ng; q++)
+        k->mod[3 * gh[q].module + 1]++;
+    for (int m = 0; m < nm; m++)
+        k->mod[3 * m + 2] = (int64_t)mpresent[m];
     k->n_ghost = (int64_t)ng;
     k->present = present;
-    shard_package_alloc(k);
-    size_t l = 0, nb = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (part[i] != r)
-            continue;
-        k->gid[l++] = (int64_t)i;
-        k->bond_count[l - 1] = (int32_t)(g->start[i + 1] - g->start[i]);
+    shard_package_alloc(k, kinds);
+    shard_package_alloc_mod(k, rows_of);
+    /* Owned particles by module, then id: a counting pass gives each module's start. */
+    size_t *at = shard_calloc((size_t)nm + 1, sizeof *at);
+    for (int m = 1; m <= nm; m++)
+        at[m] = at[m - 1] + (size_t)k->mod[3 * (m - 1)];
+    for (size_t i = 0; i < n; i++)
+        if (part[i] == r)
+            k->gid[at[module[i]]++] = (int64_t)i;
+    free(at);
+    size_t nb = 0;
+    for (size_t l = 0; l < (size_t)k->n_own; l++) {
+        size_t i = (size_t)k->gid[l];
+        k->bond_count[l] = (int32_t)(g->start[i + 1] - g->start[i]);
         for (int64_t b = g->start[i]; b < g->start[i + 1]; b++, nb++) {
             k->bond_gid[nb] = g->idx[b];
             k->bond_broken[nb] = g_broken ? g_broken[b] : 0;
@@ -149,23 +201,39 @@ static void shard_package_build(int r, const shard_particles *all, const shard_c
     }
     for (size_t q = 0; q < ng; q++) {
         k->owner[q] = gh[q].owner;
-        k->gid[l++] = gh[q].gid;
+        k->gid[(size_t)k->n_own + q] = gh[q].gid;
     }
+    free(gh);
     for (int f = 0; f < shard_particle_n_fields; f++) {
         if (!(present >> f & 1u))
             continue;
         const shard_field_desc *d = &shard_particle_fields[f];
-        size_t rows = shard_package_rows(k, d), rb = shard_package_row_bytes(d);
+        size_t rows = shard_package_rows(k, d), rb = shard_field_row_bytes(d);
         const char *src = shard_particles_array(all, d);
         char *dst = k->field[f];
         for (size_t q = 0; q < rows; q++)
             memcpy(dst + q * rb, src + (size_t)k->gid[q] * rb, rb);
     }
-    free(gh);
+    for (int m = 0; m < nm; m++) {
+        size_t own, ghost;
+        shard_package_mod_offsets(k, m, &own, &ghost);
+        for (int rr = 0; rr < rows_of[m].n_rows; rr++) {
+            if (!(mpresent[m] >> rr & 1u))
+                continue;
+            const shard_field_desc *d = &rows_of[m].rows[rr];
+            size_t rb = shard_field_row_bytes(d), no = (size_t)k->mod[3 * m];
+            const char *src = shard_field_array(&all_blocks[m], d);
+            char *dst = k->mfield[m * SHARD_BLOCK_MAX_ROWS + rr];
+            for (size_t q = 0; q < shard_package_mod_rows(k, m, d); q++) {
+                size_t l = q < no ? own + q : ghost + (q - no);
+                memcpy(dst + q * rb, src + (size_t)k->gid[l] * rb, rb);
+            }
+        }
+    }
 }
 
 /* The arrays of a package in sending order, with their sizes in bytes. */
-static int shard_package_arrays(shard_package *k, void **ptr, size_t *bytes)
+static int shard_package_arrays(shard_package *k, const shard_block *rows_of, void **ptr, size_t *bytes)
 {
     size_t nl = (size_t)(k->n_own + k->n_ghost);
     int m = 0;
@@ -178,32 +246,47 @@ static int shard_package_arrays(shard_package *k, void **ptr, size_t *bytes)
         if (k->present >> f & 1u) {
             ptr[m] = k->field[f];
             bytes[m++] = shard_package_rows(k, &shard_particle_fields[f]) *
-                         shard_package_row_bytes(&shard_particle_fields[f]);
+                         shard_field_row_bytes(&shard_particle_fields[f]);
         }
+    for (int q = 0; q < k->n_mod; q++)
+        for (int r = 0; r < rows_of[q].n_rows; r++)
+            if ((uint64_t)k->mod[3 * q + 2] >> r & 1u) {
+                const shard_field_desc *d = &rows_of[q].rows[r];
+                ptr[m] = k->mfield[q * SHARD_BLOCK_MAX_ROWS + r];
+                bytes[m++] = shard_package_mod_rows(k, q, d) * shard_field_row_bytes(d);
+            }
     return m;
 }
 
-static void shard_package_send(shard_comm *c, shard_package *k, int r)
+enum { SHARD_PKG_MAX_ARRAYS = 5 + SHARD_PKG_MAX_FIELDS + 8 * SHARD_BLOCK_MAX_ROWS };
+
+static void shard_package_send(shard_comm *c, shard_package *k, const shard_block *rows_of, int r)
 {
-    int64_t hdr[4] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present};
+    int64_t hdr[5] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present, k->n_mod};
     shard_mpi_send_big(c, hdr, sizeof hdr, r, 100);
-    void *ptr[5 + SHARD_PKG_MAX_FIELDS];
-    size_t bytes[5 + SHARD_PKG_MAX_FIELDS];
-    int m = shard_package_arrays(k, ptr, bytes);
+    shard_mpi_send_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, r, 100);
+    void *ptr[SHARD_PKG_MAX_ARRAYS];
+    size_t bytes[SHARD_PKG_MAX_ARRAYS];
+    int m = shard_package_arrays(k, rows_of, ptr, bytes);
     for (int q = 0; q < m; q++)
         shard_mpi_send_big(c, ptr[q], bytes[q], r, 101);
 }
 
-static void shard_package_recv(shard_comm *c, shard_package *k)
+static void shard_package_recv(shard_comm *c, const shard_partition_kinds *kinds, const shard_block *rows_of,
+                               shard_package *k)
 {
-    int64_t hdr[4];
+    int64_t hdr[5];
     shard_mpi_recv_big(c, hdr, sizeof hdr, 0, 100);
     memset(k, 0, sizeof *k);
     k->n_own = hdr[0], k->n_ghost = hdr[1], k->n_bonds = hdr[2], k->present = (uint64_t)hdr[3];
-    shard_package_alloc(k);
-    void *ptr[5 + SHARD_PKG_MAX_FIELDS];
-    size_t bytes[5 + SHARD_PKG_MAX_FIELDS];
-    int m = shard_package_arrays(k, ptr, bytes);
+    k->n_mod = (int)hdr[4];
+    k->mod = shard_malloc((3 * (size_t)k->n_mod + 1) * sizeof *k->mod);
+    shard_mpi_recv_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, 0, 100);
+    shard_package_alloc(k, kinds);
+    shard_package_alloc_mod(k, rows_of);
+    void *ptr[SHARD_PKG_MAX_ARRAYS];
+    size_t bytes[SHARD_PKG_MAX_ARRAYS];
+    int m = shard_package_arrays(k, rows_of, ptr, bytes);
     for (int q = 0; q < m; q++)
         shard_mpi_recv_big(c, ptr[q], bytes[q], 0, 101);
 }
@@ -232,53 +315,19 @@ static int32_t shard_partition_lookup(const shard_partition_key *keys, size_t n,
     return (lo < n && keys[lo].gid == gid) ? keys[lo].local : -1;
 }
 
-/* Unpacks a package into the particle store, the bond CSR and its broken flags, and builds the bond halo plan. */
-static void shard_package_unpack(shard_comm *c, const shard_package *k, shard_particles *p, shard_csr *bonds,
-                                 uint8_t **broken, shard_halo **halo)
+/* The halo plan of one module: its ghosts [g0, g0 + ng) (grouped by owner), sent particles its owned ones
+ * [o0, o0 + no) with a partner owned by the neighbour.  Iterating i in local order gives the order the
+ * neighbour expects: its ghosts from me are sorted by id, and a module's owned particles are in id order. */
+static shard_halo *shard_partition_halo(shard_comm *c, const shard_package *k, const shard_csr *bonds, size_t o0,
+                                        size_t no, size_t g0, size_t ng)
 {
-    size_t n_own = (size_t)k->n_own, n_ghost = (size_t)k->n_ghost, nl = n_own + n_ghost;
-    shard_particles_reserve(p, nl);
-    p->n_owned = n_own, p->n_bond_ghost = n_ghost, p->n_local = nl;
-    memcpy(p->gid, k->gid, nl * sizeof *p->gid);
-    for (int f = 0; f < shard_particle_n_fields; f++) {
-        const shard_field_desc *d = &shard_particle_fields[f];
-        if (!shard_package_carries(d))
-            continue;
-        size_t bytes = shard_package_rows(k, d) * shard_package_row_bytes(d);
-        if (k->present >> f & 1u)
-            memcpy(shard_particles_array(p, d), k->field[f], bytes);
-        else
-            memset(shard_particles_array(p, d), 0, bytes);
-    }
-    memcpy(p->x_build, p->x, 3 * n_own * sizeof *p->x_build);
-    if (broken) {
-        *broken = shard_realloc(*broken, (size_t)k->n_bonds + 1);
-        memcpy(*broken, k->bond_broken, (size_t)k->n_bonds);
-    }
-
-    shard_partition_key *keys = shard_malloc((nl + 1) * sizeof *keys);
-    for (size_t i = 0; i < nl; i++)
-        keys[i] = (shard_partition_key){p->gid[i], (int32_t)i};
-    qsort(keys, nl, sizeof *keys, shard_partition_cmp_key);
-    shard_csr_reserve(bonds, n_own, (size_t)k->n_bonds + 1);
-    bonds->n = n_own;
-    bonds->start[0] = 0;
-    size_t b = 0;
-    for (size_t i = 0; i < n_own; i++) {
-        for (int32_t q = 0; q < k->bond_count[i]; q++, b++)
-            bonds->idx[b] = shard_partition_lookup(keys, nl, k->bond_gid[b]);
-        bonds->start[i + 1] = (int64_t)b;
-    }
-    free(keys);
-
-    /* Halo: neighbours are the owners of my ghosts (ghosts are grouped by owner).  I send owned i to q when i
-     * has a partner owned by q; iterating i in increasing id gives the order q expects (its ghosts from me are
-     * sorted by id). */
+    size_t n_own = (size_t)k->n_own;
     int n_nbr = 0;
-    int *nbr = shard_malloc((n_ghost + 1) * sizeof *nbr), *recv_count = shard_malloc((n_ghost + 1) * sizeof(int));
-    for (size_t q = 0; q < n_ghost; q++) {
-        if (n_nbr == 0 || nbr[n_nbr - 1] != k->owner[q]) {
-            nbr[n_nbr] = k->owner[q];
+    int *nbr = shard_malloc((ng + 1) * sizeof *nbr), *recv_count = shard_malloc((ng + 1) * sizeof(int));
+    for (size_t q = 0; q < ng; q++) {
+        int owner = k->owner[g0 - n_own + q];
+        if (n_nbr == 0 || nbr[n_nbr - 1] != owner) {
+            nbr[n_nbr] = owner;
             recv_count[n_nbr++] = 0;
         }
         recv_count[n_nbr - 1]++;
@@ -286,7 +335,7 @@ static void shard_package_unpack(shard_comm *c, const shard_package *k, shard_pa
     int *send_count = shard_calloc((size_t)n_nbr + 1, sizeof(int));
     int32_t **lists = shard_calloc((size_t)n_nbr + 1, sizeof *lists);
     size_t *caps = shard_calloc((size_t)n_nbr + 1, sizeof *caps);
-    for (size_t i = 0; i < n_own; i++) {
+    for (size_t i = o0; i < o0 + no; i++) {
         for (int64_t e = bonds->start[i]; e < bonds->start[i + 1]; e++) {
             size_t j = (size_t)bonds->idx[e];
             if (j < n_own)
@@ -317,16 +366,94 @@ static void shard_package_unpack(shard_comm *c, const shard_package *k, shard_pa
         total += (size_t)send_count[q];
         free(lists[q]);
     }
-    *halo = shard_halo_create(c, n_nbr, nbr, send_count, send_idx, recv_count, n_own);
+    shard_halo *h = shard_halo_create(c, n_nbr, nbr, send_count, send_idx, recv_count, g0);
     free(nbr), free(recv_count), free(send_count), free(lists), free(caps), free(send_idx);
+    return h;
 }
 
-void shard_partition_distribute(shard_comm *c, const shard_particles *all, const shard_csr *g,
-                                const uint8_t *g_broken, shard_particles *p, shard_csr *bonds, uint8_t **broken,
-                                shard_halo **halo, int64_t *edge_cut)
+/* Unpacks a package into the particle store, the module blocks, the bond CSR and its broken flags, and builds
+ * the halo plans. */
+static void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k,
+                                 shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
+                                 shard_halo **halos)
 {
+    size_t n_own = (size_t)k->n_own, n_ghost = (size_t)k->n_ghost, nl = n_own + n_ghost;
+    shard_particles_reserve(p, nl);
+    p->n_owned = n_own, p->n_bond_ghost = n_ghost, p->n_local = nl;
+    memcpy(p->gid, k->gid, nl * sizeof *p->gid);
+    for (int f = 0; f < shard_particle_n_fields; f++) {
+        const shard_field_desc *d = &shard_particle_fields[f];
+        if (!shard_package_carries(d))
+            continue;
+        size_t bytes = shard_package_rows(k, d) * shard_field_row_bytes(d);
+        if (k->present >> f & 1u)
+            memcpy(shard_particles_array(p, d), k->field[f], bytes);
+        else
+            memset(shard_particles_array(p, d), 0, bytes);
+    }
+    memcpy(p->x_build, p->x, 3 * n_own * sizeof *p->x_build);
+    for (int m = 0; m < kinds->n_modules; m++) {
+        shard_block *b = &blocks[m];
+        size_t own, ghost;
+        shard_package_mod_offsets(k, m, &own, &ghost);
+        shard_block_free(b);
+        b->first = own, b->n_owned = (size_t)k->mod[3 * m];
+        b->ghost_first = ghost, b->n_ghost = (size_t)k->mod[3 * m + 1];
+        shard_block_reserve(b, b->n_owned + b->n_ghost);
+        for (int r = 0; r < b->n_rows; r++)
+            if ((uint64_t)k->mod[3 * m + 2] >> r & 1u) {
+                const shard_field_desc *d = &b->rows[r];
+                memcpy(shard_field_array(b, d), k->mfield[m * SHARD_BLOCK_MAX_ROWS + r],
+                       shard_package_mod_rows(k, m, d) * shard_field_row_bytes(d));
+            }
+    }
+    if (broken) {
+        *broken = shard_realloc(*broken, (size_t)k->n_bonds + 1);
+        memcpy(*broken, k->bond_broken, (size_t)k->n_bonds);
+    }
+
+    shard_partition_key *keys = shard_malloc((nl + 1) * sizeof *keys);
+    for (size_t i = 0; i < nl; i++)
+        keys[i] = (shard_partition_key){p->gid[i], (int32_t)i};
+    qsort(keys, nl, sizeof *keys, shard_partition_cmp_key);
+    shard_csr_reserve(bonds, n_own, (size_t)k->n_bonds + 1);
+    bonds->n = n_own;
+    bonds->start[0] = 0;
+    size_t b = 0;
+    for (size_t i = 0; i < n_own; i++) {
+        for (int32_t q = 0; q < k->bond_count[i]; q++, b++)
+            bonds->idx[b] = shard_partition_lookup(keys, nl, k->bond_gid[b]);
+        bonds->start[i + 1] = (int64_t)b;
+    }
+    free(keys);
+    for (int m = 0; m < kinds->n_modules; m++) {
+        halos[m] = NULL;
+        if (kinds->has_halo[m])
+            halos[m] = shard_partition_halo(c, k, bonds, blocks[m].first, blocks[m].n_owned,
+                                            blocks[m].ghost_first, blocks[m].n_ghost);
+    }
+}
+
+int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds, const shard_particles *all,
+                               const shard_block *all_blocks, const shard_csr *g, const uint8_t *g_broken,
+                               shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
+                               shard_halo **halos, int64_t *edge_cut, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
     shard_package mine = {0};
     int64_t cut = 0;
+    int32_t *part = NULL;
+    if (c->rank == 0) {
+        size_t n = all->n_owned;
+        part = shard_malloc((n + 1) * sizeof *part);
+        shard_partition_graph(n, g, c->size, part, &cut, err);
+    }
+    /* The partition's verdict reaches every rank before any package is sent, so a METIS failure ends the run
+     * on all ranks at the same point. */
+    if (shard_comm_agree(c, err, 0)) {
+        free(part);
+        return err->code;
+    }
     if (c->rank == 0) {
         size_t n = all->n_owned;
         uint64_t present = 0;
@@ -335,29 +462,37 @@ void shard_partition_distribute(shard_comm *c, const shard_particles *all, const
             if (shard_package_carries(&shard_particle_fields[f]) &&
                 shard_particles_array(all, &shard_particle_fields[f]))
                 present |= (uint64_t)1 << f;
-        int32_t *part = shard_malloc((n + 1) * sizeof *part);
-        cut = shard_partition_graph(n, g, c->size, part);
+        uint64_t *mpresent = shard_calloc((size_t)kinds->n_modules + 1, sizeof *mpresent);
+        for (int m = 0; m < kinds->n_modules; m++)
+            for (int r = 0; r < blocks[m].n_rows; r++)
+                if ((blocks[m].rows[r].flags & SHARD_FIELD_STATE) && all_blocks && all_blocks[m].col[r])
+                    mpresent[m] |= (uint64_t)1 << r;
+        int32_t *module = shard_malloc((n + 1) * sizeof *module);
+        for (size_t i = 0; i < n; i++)
+            module[i] = kinds->body_module[all->body[i]];
         int32_t *mark = shard_malloc((n + 1) * sizeof *mark);
         for (size_t i = 0; i < n; i++)
             mark[i] = -1;
         for (int r = c->size - 1; r >= 0; r--) {
             shard_package k;
-            shard_package_build(r, all, g, g_broken, part, mark, present, &k);
+            shard_package_build(r, kinds, all, all_blocks, blocks, g, g_broken, part, module, mark, present,
+                                mpresent, &k);
             if (r == 0) {
                 mine = k;
             } else {
-                shard_package_send(c, &k, r);
+                shard_package_send(c, &k, blocks, r);
                 shard_package_free(&k);
             }
         }
-        free(mark);
-        free(part);
+        free(mark), free(module), free(mpresent);
     } else {
-        shard_package_recv(c, &mine);
+        shard_package_recv(c, kinds, blocks, &mine);
     }
+    free(part);
     shard_comm_bcast(c, &cut, sizeof cut, 0);
     if (edge_cut)
         *edge_cut = cut;
-    shard_package_unpack(c, &mine, p, bonds, broken, halo);
+    shard_package_unpack(c, kinds, &mine, p, blocks, bonds, broken, halos);
     shard_package_free(&mine);
+    return 0;
 }

@@ -10,10 +10,11 @@
  *
  * The dataset is a vtkPartitionedDataSetCollection built once and re-pointed at the caller's arrays on each
  * call: block "particles" is a vtkPolyData (points + one vertex cell each) whose point arrays wrap the particle
- * store without copying (vtkAOSDataArrayTemplate::SetArray with save = 1: VTK never frees or writes them).  The
- * per-particle memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as the vertex
- * cells' connectivity and their offsets, the constant "rank" array, and the stress, whose components Shard
- * orders differently from VTK.  A data assembly names the blocks so that "cloth" and "rigid" can be appended
+ * store without copying (vtkAOSDataArrayTemplate::SetArray with save = 1: VTK never frees or writes them), one
+ * array per column the driver hands over (the output fields of shard/fields.h, by name, type and component
+ * count).  The per-particle memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as
+ * the vertex cells' connectivity and their offsets, and a constant "rank" array for callers that pass no rank
+ * column.  A data assembly names the blocks so that "cloth" and "rigid" can be appended
  * later without breaking scripts that select by name.
  *
  * Script errors: ParaView imports a version 2 script at its first execution, not when the pipeline is created
@@ -39,6 +40,8 @@
 #include <vtkIdTypeArray.h>
 #include <vtkInformation.h>
 #include <vtkIntArray.h>
+#include <vtkUnsignedCharArray.h>
+#include <vtkUnsignedIntArray.h>
 #include <vtkLogger.h>
 #include <vtkMPI.h>
 #include <vtkNew.h>
@@ -62,7 +65,7 @@
 #include "catalyst_module.h"
 
 static_assert(sizeof(vtkIdType) == sizeof(int64_t), "global ids are handed to VTK without copying");
-static_assert(sizeof(int) == sizeof(int32_t), "body, material and rank are handed to VTK as vtkIntArray");
+static_assert(sizeof(int) == sizeof(int32_t), "int32 columns are handed to VTK as vtkIntArray");
 
 namespace
 {
@@ -100,33 +103,6 @@ def capture_end():
     return text
 )";
 
-/* Field names shared with the HDF5 output (docs/insitu.md). */
-enum shard_catalyst_array
-{
-    SHARD_CA_GLOBAL_ID = 0,
-    SHARD_CA_VELOCITY,
-    SHARD_CA_DISPLACEMENT,
-    SHARD_CA_STRESS,
-    SHARD_CA_VON_MISES,
-    SHARD_CA_PLASTIC_STRAIN,
-    SHARD_CA_DAMAGE,
-    SHARD_CA_BODY,
-    SHARD_CA_MATERIAL,
-    SHARD_CA_RANK,
-    SHARD_CA_COUNT
-};
-
-struct shard_catalyst_array_def
-{
-    const char *name;
-    int ncomp;
-};
-
-const shard_catalyst_array_def shard_catalyst_arrays[SHARD_CA_COUNT] = {
-    {"global_id", 1},      {"velocity", 3}, {"displacement", 3}, {"stress", 6},   {"von_mises", 1},
-    {"plastic_strain", 1}, {"damage", 1},   {"body", 1},         {"material", 1}, {"rank", 1},
-};
-
 struct shard_catalyst_script
 {
     std::string path;
@@ -145,10 +121,13 @@ struct shard_catalyst
     vtkSmartPointer<vtkPolyData> particles;
     vtkSmartPointer<vtkDoubleArray> coords;
     vtkSmartPointer<vtkIdTypeArray> offsets, connectivity;
-    vtkSmartPointer<vtkDataArray> arrays[SHARD_CA_COUNT];
+    /* One VTK array per column name seen so far (the driver hands the same list on every rank and step), and
+     * our own "rank" for callers that do not pass one. */
+    std::vector<std::string> names;
+    std::vector<vtkSmartPointer<vtkDataArray>> arrays;
+    vtkSmartPointer<vtkIntArray> rank_array;
     std::vector<vtkIdType> ramp;  /* 0, 1, 2, ...: vertex-cell offsets and connectivity (grow-only) */
     std::vector<int> rank_values; /* this rank, once per particle (grow-only) */
-    std::vector<double> stress;   /* the stress in VTK's component order (grow-only) */
     PyObject *python;             /* the helpers' namespace (a dict, owned) */
 };
 
@@ -260,21 +239,9 @@ static void shard_catalyst_build_dataset(shard_catalyst *h)
     vtkNew<vtkCellArray> verts;
     h->particles->SetVerts(verts);
 
-    for (int k = 0; k < SHARD_CA_COUNT; k++) {
-        vtkSmartPointer<vtkDataArray> a;
-        if (k == SHARD_CA_GLOBAL_ID)
-            a = vtkSmartPointer<vtkIdTypeArray>::New();
-        else if (k == SHARD_CA_BODY || k == SHARD_CA_MATERIAL || k == SHARD_CA_RANK)
-            a = vtkSmartPointer<vtkIntArray>::New();
-        else
-            a = vtkSmartPointer<vtkDoubleArray>::New();
-        a->SetNumberOfComponents(shard_catalyst_arrays[k].ncomp);
-        a->SetName(shard_catalyst_arrays[k].name);
-        h->arrays[k] = a;
-    }
-    static const char *const tensor[6] = {"XX", "YY", "ZZ", "XY", "YZ", "XZ"};
-    for (int j = 0; j < 6; j++)
-        h->arrays[SHARD_CA_STRESS]->SetComponentName(j, tensor[j]);
+    h->rank_array = vtkSmartPointer<vtkIntArray>::New();
+    h->rank_array->SetNumberOfComponents(1);
+    h->rank_array->SetName("rank");
 
     h->collection = vtkSmartPointer<vtkPartitionedDataSetCollection>::New();
     h->collection->SetNumberOfPartitionedDataSets(1);
@@ -303,33 +270,82 @@ static void shard_catalyst_wrap(vtkDataArray *a, const T *data, size_t n)
     a->Modified();
 }
 
-/* The caller's arrays in shard_catalyst_array order ("rank" is ours). */
-static void shard_catalyst_sources(const shard_catalyst *h, const shard_insitu_fields *f, const void *src[])
+/* The VTK array for a column: one per name, created at its first appearance with the column's element type and
+ * component count (a 9-component column is a tensor, its components named as VTK names them). */
+static vtkDataArray *shard_catalyst_array(shard_catalyst *h, const shard_column *col)
 {
-    const void *s[SHARD_CA_COUNT] = {f->global_id, f->velocity,       f->displacement, f->stress,
-                                     f->von_mises, f->plastic_strain, f->damage,       f->body,
-                                     f->material,  h->rank_values.data()};
-    std::memcpy(src, s, sizeof s);
+    for (size_t k = 0; k < h->names.size(); k++)
+        if (h->names[k] == col->name)
+            return h->arrays[k];
+    vtkSmartPointer<vtkDataArray> a;
+    switch (col->type) {
+    case SHARD_TYPE_I64:
+        a = vtkSmartPointer<vtkIdTypeArray>::New();
+        break;
+    case SHARD_TYPE_I32:
+        a = vtkSmartPointer<vtkIntArray>::New();
+        break;
+    case SHARD_TYPE_U32:
+        a = vtkSmartPointer<vtkUnsignedIntArray>::New();
+        break;
+    case SHARD_TYPE_U8:
+        a = vtkSmartPointer<vtkUnsignedCharArray>::New();
+        break;
+    case SHARD_TYPE_F64:
+    default:
+        a = vtkSmartPointer<vtkDoubleArray>::New();
+        break;
+    }
+    a->SetNumberOfComponents(col->ncomp);
+    a->SetName(col->name);
+    if (col->ncomp == 9) {
+        static const char *const tensor[9] = {"XX", "XY", "XZ", "YX", "YY", "YZ", "ZX", "ZY", "ZZ"};
+        for (int j = 0; j < 9; j++)
+            a->SetComponentName(j, tensor[j]);
+    }
+    h->names.push_back(col->name);
+    h->arrays.push_back(a);
+    return a;
 }
 
-/* Which arrays the dataset carries at this step: those that every rank with particles passes.  Agreed with one
- * allreduce so that all partitions share one array layout (parallel writers and colour maps expect that) even
- * when a rank has no particles and its pointers mean nothing.  Collective. */
-static unsigned shard_catalyst_present(shard_catalyst *h, const shard_insitu_fields *f)
+/* Points an array at a column's n tuples without copying, by its element type. */
+static void shard_catalyst_wrap_column(vtkDataArray *a, const shard_column *col, size_t n)
 {
-    const void *src[SHARD_CA_COUNT];
-    shard_catalyst_sources(h, f, src);
-    unsigned mine = ~0u, all = 0;
+    switch (col->type) {
+    case SHARD_TYPE_I64:
+        shard_catalyst_wrap<vtkIdType>(a, static_cast<const vtkIdType *>(col->data), n);
+        break;
+    case SHARD_TYPE_I32:
+        shard_catalyst_wrap<int>(a, static_cast<const int *>(col->data), n);
+        break;
+    case SHARD_TYPE_U32:
+        shard_catalyst_wrap<unsigned int>(a, static_cast<const unsigned int *>(col->data), n);
+        break;
+    case SHARD_TYPE_U8:
+        shard_catalyst_wrap<unsigned char>(a, static_cast<const unsigned char *>(col->data), n);
+        break;
+    case SHARD_TYPE_F64:
+        shard_catalyst_wrap<double>(a, static_cast<const double *>(col->data), n);
+        break;
+    }
+}
+
+/* Which columns the dataset carries at this step: those that every rank with particles passes with data.
+ * Agreed with one allreduce so that all partitions share one array layout (parallel writers and colour maps
+ * expect that) even when a rank has no particles and its pointers mean nothing.  Collective. */
+static uint64_t shard_catalyst_present(shard_catalyst *h, const shard_insitu_fields *f)
+{
+    uint64_t mine = ~UINT64_C(0), all = 0;
     if (f->position && f->n > 0)
-        for (int k = 0; k < SHARD_CA_COUNT; k++)
-            if (!src[k] && k != SHARD_CA_RANK)
-                mine &= ~(1u << k);
-    shard_catalyst_mpi(h->comm, MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED, MPI_BAND, h->comm), "MPI_Allreduce");
+        for (int k = 0; k < f->n_cols && k < 64; k++)
+            if (!f->cols[k].data)
+                mine &= ~(UINT64_C(1) << k);
+    shard_catalyst_mpi(h->comm, MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_BAND, h->comm), "MPI_Allreduce");
     return all;
 }
 
 /* Re-points the dataset at this step's arrays.  Local; allocates only when n exceeds every earlier n. */
-static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f, unsigned present)
+static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f, uint64_t present)
 {
     size_t n = f->position ? f->n : 0;
     if (h->ramp.size() < n + 1) {
@@ -346,40 +362,28 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
     shard_catalyst_wrap<vtkIdType>(h->connectivity, h->ramp.data(), n);
     h->particles->GetVerts()->SetData(h->offsets, h->connectivity);
 
-    const void *src[SHARD_CA_COUNT];
-    shard_catalyst_sources(h, f, src);
-    if (f->stress && (present & (1u << SHARD_CA_STRESS))) {
-        /* Shard stores symmetric tensors as xx xy xz yy yz zz (the HDF5 output too); ParaView reads a 6-component
-         * array as a symmetric tensor in VTK's order xx yy zz xy yz xz, so this one array is reordered, not
-         * wrapped. */
-        static const int from[6] = {0, 3, 5, 1, 4, 2};
-        if (h->stress.size() < 6 * n)
-            h->stress.resize(6 * n);
-        for (size_t i = 0; i < n; i++)
-            for (int k = 0; k < 6; k++)
-                h->stress[6 * i + k] = f->stress[6 * i + from[k]];
-        src[SHARD_CA_STRESS] = h->stress.data();
-    }
     vtkPointData *pd = h->particles->GetPointData();
-    for (int k = 0; k < SHARD_CA_COUNT; k++) {
-        vtkDataArray *a = h->arrays[k];
-        if (!(present & (1u << k))) {
-            if (k == SHARD_CA_GLOBAL_ID)
-                pd->SetGlobalIds(nullptr);
-            else
-                pd->RemoveArray(shard_catalyst_arrays[k].name);
+    /* Arrays of the last step go first: this step's columns decide what the dataset carries. */
+    pd->SetGlobalIds(nullptr);
+    for (const std::string &name : h->names)
+        pd->RemoveArray(name.c_str());
+    pd->RemoveArray("rank");
+    bool has_rank = false;
+    for (int k = 0; k < f->n_cols && k < 64; k++) {
+        const shard_column *col = &f->cols[k];
+        if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
             continue;
-        }
-        if (k == SHARD_CA_GLOBAL_ID)
-            shard_catalyst_wrap<vtkIdType>(a, static_cast<const vtkIdType *>(src[k]), n);
-        else if (k == SHARD_CA_BODY || k == SHARD_CA_MATERIAL || k == SHARD_CA_RANK)
-            shard_catalyst_wrap<int>(a, static_cast<const int *>(src[k]), n);
-        else
-            shard_catalyst_wrap<double>(a, static_cast<const double *>(src[k]), n);
-        if (k == SHARD_CA_GLOBAL_ID)
+        vtkDataArray *a = shard_catalyst_array(h, col);
+        shard_catalyst_wrap_column(a, col, n);
+        has_rank |= std::strcmp(col->name, "rank") == 0;
+        if (std::strcmp(col->name, "global_id") == 0)
             pd->SetGlobalIds(a);
         else
             pd->AddArray(a);
+    }
+    if (!has_rank) {
+        shard_catalyst_wrap<int>(h->rank_array, h->rank_values.data(), n);
+        pd->AddArray(h->rank_array);
     }
     h->particles->Modified();
     h->collection->Modified();
@@ -396,6 +400,7 @@ static void shard_catalyst_free(shard_catalyst *h)
         shard_catalyst_wrap<vtkIdType>(h->connectivity, nullptr, 0);
         for (auto &a : h->arrays)
             a->Initialize();
+        h->rank_array->Initialize();
     }
     if (h->processor) {
         /* Finalize runs each script's catalyst_finalize, so every pipeline has to be registered again (execute

@@ -14,6 +14,8 @@
 
 #include "h5io.h"
 
+#include "shard/hash.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -68,24 +70,18 @@ const char *shard_checkpoint_last_path(const shard_checkpoint *ck) { return ck ?
  * Checksum: a sum over particles (exact and order-free in 64-bit integers) of a strong per-particle hash
  * ------------------------------------------------------------------------------------------------------------ */
 
-static inline uint64_t shard_ckpt_mix(uint64_t h, uint64_t v)
-{
-    /* splitmix64 finaliser (Steele, Lea & Flood 2014) of h ^ v */
-    uint64_t z = (h ^ v) + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static inline uint64_t shard_ckpt_mix(uint64_t h, uint64_t v) { return shard_hash_add(h, v); }
 
-/* Every state row of particle `row` of p, component by component, each zero-extended to 64 bits. */
-static uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row)
+/* Every STATE row of a registry, element `row` of the store at `base`, component by component, each
+ * zero-extended to 64 bits, into h. */
+static uint64_t shard_ckpt_hash_rows(uint64_t h, const void *base, const shard_field_desc *rows, int n_rows,
+                                     size_t row)
 {
-    uint64_t h = 0x5348415244ull; /* "SHARD" */
-    for (int f = 0; f < shard_particle_n_fields; f++) {
-        const shard_field_desc *d = &shard_particle_fields[f];
+    for (int f = 0; f < n_rows; f++) {
+        const shard_field_desc *d = &rows[f];
         if (!(d->flags & SHARD_FIELD_STATE))
             continue;
-        const unsigned char *a = shard_particles_array(p, d);
+        const unsigned char *a = shard_field_array(base, d);
         for (int k = 0; k < d->ncomp; k++) {
             uint64_t v = 0;
             memcpy(&v, a + (row * (size_t)d->ncomp + (size_t)k) * d->elem_size, d->elem_size);
@@ -93,6 +89,25 @@ static uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row)
         }
     }
     return h;
+}
+
+/* The hash of particle `row` of p: its state rows, then those of its section (blk at slot `slot`; NULL: none). */
+static uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row, const shard_block *blk, size_t slot)
+{
+    uint64_t h = shard_ckpt_hash_rows(0x5348415244ull /* "SHARD" */, p, shard_particle_fields,
+                                      shard_particle_n_fields, row);
+    if (blk)
+        h = shard_ckpt_hash_rows(h, blk, blk->rows, blk->n_rows, slot);
+    return h;
+}
+
+/* Does a block have a STATE row (and so a section in the file)? */
+static int shard_ckpt_stateful(const shard_block *b)
+{
+    for (int r = 0; r < b->n_rows; r++)
+        if (b->rows[r].flags & SHARD_FIELD_STATE)
+            return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -182,11 +197,19 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     int32_t *count = shard_malloc((n_own + 1) * sizeof *count);
     int64_t *partner = shard_malloc((nb + 1) * sizeof *partner);
     uint8_t *broken = shard_calloc(nb + 1, 1);
+    /* The section of each owned particle: the block whose owned range holds it (NULL: none). */
+    const shard_block **sec_of = shard_calloc(n_own + 1, sizeof *sec_of);
+    for (int k = 0; k < st->n_sections; k++) {
+        const shard_block *b = st->sections[k].block;
+        if (shard_ckpt_stateful(b))
+            for (size_t i = b->first; i < b->first + b->n_owned; i++)
+                sec_of[i] = b;
+    }
     uint64_t sum = 0;
     for (size_t i = 0; i < n_own; i++) {
         int64_t b0 = st->bonds->start[i], b1 = st->bonds->start[i + 1];
         count[i] = (int32_t)(b1 - b0);
-        uint64_t h = shard_ckpt_hash_fields(p, i);
+        uint64_t h = shard_ckpt_hash_fields(p, i, sec_of[i], sec_of[i] ? i - sec_of[i]->first : 0);
         for (int64_t b = b0; b < b1; b++) {
             partner[b] = p->gid[st->bonds->idx[b]];
             broken[b] = st->broken ? st->broken[b] : 0;
@@ -224,6 +247,25 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     }
     if (g >= 0)
         H5Gclose(g);
+    /* Sections: each matter module's per-particle state, with the global ids it belongs to. */
+    for (int k = 0; k < st->n_sections && !w.failed; k++) {
+        const shard_block *b = st->sections[k].block;
+        if (!shard_ckpt_stateful(b))
+            continue;
+        int64_t ns = shard_comm_sum_i64(c, (int64_t)b->n_owned), sfirst = shard_comm_exscan_i64(c, (int64_t)b->n_owned);
+        g = shard_h5w_group(&w, 0, st->sections[k].name);
+        if (g < 0)
+            break;
+        shard_h5w_rows(&w, g, "global_id", SHARD_TYPE_I64, 1, ns, sfirst, b->n_owned, p->gid + b->first);
+        for (int r = 0; r < b->n_rows; r++) {
+            const shard_field_desc *d = &b->rows[r];
+            if (!(d->flags & SHARD_FIELD_STATE))
+                continue;
+            shard_h5w_rows(&w, g, d->name, d->type, d->ncomp, ns, sfirst, b->n_owned, shard_field_array(b, d));
+            shard_ckpt_fault(ck, st->step, ++ndata);
+        }
+        H5Gclose(g);
+    }
     /* Section: bonds with their broken flags. */
     g = shard_h5w_group(&w, 0, "bonds");
     if (g >= 0) {
@@ -237,7 +279,7 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     }
     shard_h5w_attr_i64(&w, 0, "complete", 1);
     shard_h5w_close(&w);
-    free(count), free(partner), free(broken);
+    free(count), free(partner), free(broken), free(sec_of);
 
     if (w.failed)
         shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': %s", path,
@@ -271,38 +313,20 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
  * Reading
  * ------------------------------------------------------------------------------------------------------------ */
 
-static int shard_ckpt_attr_i64(hid_t f, const char *name, int64_t *v)
+/* A scalar numeric attribute, converted by HDF5 to the memory type `mtype`. */
+static int shard_ckpt_attr(hid_t f, const char *name, hid_t mtype, void *v)
 {
     if (H5Aexists(f, name) <= 0)
         return -1;
     hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    int rc = (a >= 0 && H5Aread(a, H5T_NATIVE_INT64, v) >= 0) ? 0 : -1;
+    int rc = (a >= 0 && H5Aread(a, mtype, v) >= 0) ? 0 : -1;
     if (a >= 0)
         H5Aclose(a);
     return rc;
 }
-
-static int shard_ckpt_attr_u64(hid_t f, const char *name, uint64_t *v)
-{
-    if (H5Aexists(f, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    int rc = (a >= 0 && H5Aread(a, H5T_NATIVE_UINT64, v) >= 0) ? 0 : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    return rc;
-}
-
-static int shard_ckpt_attr_f64(hid_t f, const char *name, double *v)
-{
-    if (H5Aexists(f, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(f, name, H5P_DEFAULT);
-    int rc = (a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) ? 0 : -1;
-    if (a >= 0)
-        H5Aclose(a);
-    return rc;
-}
+static int shard_ckpt_attr_i64(hid_t f, const char *name, int64_t *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_INT64, v); }
+static int shard_ckpt_attr_u64(hid_t f, const char *name, uint64_t *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_UINT64, v); }
+static int shard_ckpt_attr_f64(hid_t f, const char *name, double *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_DOUBLE, v); }
 
 /* A fixed-length string attribute into buf (truncated to len - 1). */
 static int shard_ckpt_attr_str(hid_t f, const char *name, char *buf, size_t len)
@@ -404,8 +428,81 @@ static int shard_ckpt_find(const int32_t *row, int64_t b0, int64_t b1, int32_t g
 }
 
 /* Everything after the file is open and its header read: datasets, consistency, checksum. */
-static int shard_ckpt_load_body(hid_t f, const char *path, shard_checkpoint_data *d, uint64_t checksum,
-                                shard_error *err)
+/* The rows of a 1-d dataset, or -1 when it is missing or not 1-d (err filled). */
+static int64_t shard_ckpt_rows_of(hid_t f, const char *path, const char *name, shard_error *err)
+{
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: missing dataset %s", path, name);
+        return -1;
+    }
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t dims[1] = {0};
+    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    if (nd == 1)
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    if (nd != 1) {
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s is not a list (the file is corrupt)", path, name);
+        return -1;
+    }
+    return (int64_t)dims[0];
+}
+
+/* Section k: /<name>/global_id and every STATE row, scattered into d->blocks[k] by global id. */
+static int shard_ckpt_load_section(hid_t f, const char *path, const shard_checkpoint_section *sec, int k,
+                                   shard_checkpoint_data *d, shard_error *err)
+{
+    shard_block *b = &d->blocks[k];
+    shard_block_init(b, sec->block->rows, sec->block->n_rows);
+    if (!shard_ckpt_stateful(b))
+        return 0;
+    char name[256];
+    snprintf(name, sizeof name, "/%s/global_id", sec->name);
+    int64_t ns = shard_ckpt_rows_of(f, path, name, err), n = d->n;
+    if (ns < 0)
+        return err->code;
+    if (ns > n)
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s has %lld rows, more than the %lld particles", path,
+                               name, (long long)ns, (long long)n);
+    int64_t *gid = shard_malloc(((size_t)ns + 1) * sizeof *gid);
+    if (shard_ckpt_read(f, path, name, SHARD_TYPE_I64, 1, ns, gid, err)) {
+        free(gid);
+        return err->code;
+    }
+    for (int64_t r = 0; r < ns; r++) {
+        if (gid[r] < 0 || gid[r] >= n || d->section_of[gid[r]] != -1) {
+            free(gid);
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s holds an id out of range or given twice (row %lld)",
+                                   path, name, (long long)r);
+        }
+        d->section_of[gid[r]] = (int8_t)k;
+    }
+    unsigned char *tmp = NULL;
+    size_t cap = 0;
+    for (int r = 0; r < b->n_rows && !err->code; r++) {
+        const shard_field_desc *fd = &b->rows[r];
+        if (!(fd->flags & SHARD_FIELD_STATE))
+            continue;
+        size_t rb = shard_field_row_bytes(fd);
+        *shard_field_slot(b, fd) = shard_calloc((size_t)n + 1, rb);
+        shard_reserve((void **)&tmp, &cap, (size_t)ns * rb + 1, 1);
+        snprintf(name, sizeof name, "/%s/%s", sec->name, fd->name);
+        if (shard_ckpt_read(f, path, name, fd->type, fd->ncomp, ns, tmp, err))
+            break;
+        unsigned char *dst = shard_field_array(b, fd);
+        for (int64_t q = 0; q < ns; q++)
+            memcpy(dst + (size_t)gid[q] * rb, tmp + (size_t)q * rb, rb);
+    }
+    free(tmp), free(gid);
+    return err->code;
+}
+
+static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const shard_checkpoint_section *sections,
+                                shard_checkpoint_data *d, uint64_t checksum, shard_error *err)
 {
     int64_t n = d->n, nb = d->n_bonds;
     int64_t *gid = shard_malloc(((size_t)n + 1) * sizeof *gid);
@@ -441,6 +538,10 @@ static int shard_ckpt_load_body(hid_t f, const char *path, shard_checkpoint_data
             memcpy(dst + (size_t)gid[r] * rb, tmp + (size_t)r * rb, rb);
     }
     free(tmp);
+    d->section_of = shard_malloc((size_t)n + 1);
+    memset(d->section_of, -1, (size_t)n + 1);
+    for (int k = 0; k < n_sections && !err->code; k++)
+        shard_ckpt_load_section(f, path, &sections[k], k, d, err);
 
     /* Bonds: counts per file row, partners row after row; rebuilt as a CSR with row = global id. */
     int32_t *count = shard_malloc(((size_t)n + 1) * sizeof *count);
@@ -505,7 +606,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, shard_checkpoint_data
         return err->code;
     uint64_t sum = 0;
     for (int64_t g = 0; g < n; g++) {
-        uint64_t h = shard_ckpt_hash_fields(&d->p, (size_t)g);
+        int sec = d->section_of[g];
+        uint64_t h = shard_ckpt_hash_fields(&d->p, (size_t)g, sec >= 0 ? &d->blocks[sec] : NULL, (size_t)g);
         for (int64_t b = d->bonds.start[g]; b < d->bonds.start[g + 1]; b++)
             h = shard_ckpt_mix(shard_ckpt_mix(h, (uint64_t)(int64_t)d->bonds.idx[b]), d->broken[b]);
         sum += h;
@@ -515,7 +617,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, shard_checkpoint_data
     return 0;
 }
 
-int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_error *err)
+int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
+                          shard_checkpoint_data *d, shard_error *err)
 {
     memset(d, 0, sizeof *d);
     memset(err, 0, sizeof *err);
@@ -555,6 +658,8 @@ int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_erro
                shard_ckpt_attr_u64(f, "checksum", &checksum)) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: a header attribute is missing or unreadable (step, time, dt, "
                                                "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)", path);
+    } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS) {
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: more sections asked for than a checkpoint holds", path);
     } else if (step < 0 || n < 1 || n > INT32_MAX || nb < 0 || nb > INT32_MAX || !(d->dt > 0.0) ||
                !isfinite(d->dt)) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: header values out of range (step %lld, n_particles %lld, "
@@ -581,7 +686,7 @@ int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_erro
             H5Dclose(sd);
     }
     if (!err->code)
-        shard_ckpt_load_body(f, path, d, checksum, err);
+        shard_ckpt_load_body(f, path, n_sections, sections, d, checksum, err);
     if (H5Fclose(f) < 0 && !err->code)
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
     if (err->code)
@@ -597,11 +702,14 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     (void)ck, (void)c, (void)st;
     (void)shard_ckpt_prune;
     (void)shard_ckpt_hash_fields;
+    (void)shard_ckpt_stateful;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no checkpoints");
 }
 
-int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_error *err)
+int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
+                          shard_checkpoint_data *d, shard_error *err)
 {
+    (void)n_sections, (void)sections;
     memset(d, 0, sizeof *d);
     return shard_error_set(err, SHARD_EXIT_INPUT, "%s: this shard was built without parallel HDF5 and cannot "
                                                   "read checkpoints", path);
@@ -615,6 +723,10 @@ void shard_checkpoint_data_free(shard_checkpoint_data *d)
         return;
     free(d->scene_text);
     shard_particles_free(&d->p);
+    for (int k = 0; k < SHARD_CHECKPOINT_MAX_SECTIONS; k++)
+        if (d->blocks[k].rows)
+            shard_block_free(&d->blocks[k]);
+    free(d->section_of);
     shard_csr_free(&d->bonds);
     free(d->broken);
     memset(d, 0, sizeof *d);

@@ -9,6 +9,8 @@
  */
 #include "shard/mesh.h"
 
+#include "shard/fileio.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -23,10 +25,10 @@
 
 /* All reader and checker messages go through here so that a caller without a scene (a tool, a test) can pass
  * scene_path = NULL and still get the bare message. */
-static int shard_mesh__fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
+static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
                             ...) __attribute__((format(printf, 4, 5)));
 
-static int shard_mesh__fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
+static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
                             ...)
 {
     char text[1024];
@@ -40,7 +42,7 @@ static int shard_mesh__fail(shard_error *err, const char *scene_path, const shar
 }
 
 /* A token from the file, made printable and short: garbage input must not put control bytes in a message. */
-static void shard_mesh__token_text(char out[48], const char *s, size_t len)
+static void shard_mesh_token_text(char out[48], const char *s, size_t len)
 {
     size_t n = len > 40 ? 40 : len, k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -59,31 +61,31 @@ static void shard_mesh__token_text(char out[48], const char *s, size_t len)
  * Small helpers
  * ---------------------------------------------------------------------------------------------------------- */
 
-static int shard_mesh__lower(int c)
+static int shard_mesh_lower(int c)
 {
     return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
 }
 
 /* Case-insensitive comparison of a (not NUL-terminated) token with a lowercase word. */
-static int shard_mesh__ieq(const char *tok, size_t len, const char *word)
+static int shard_mesh_ieq(const char *tok, size_t len, const char *word)
 {
     size_t n = strlen(word);
     if (len != n)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (shard_mesh__lower((unsigned char)tok[i]) != word[i])
+        if (shard_mesh_lower((unsigned char)tok[i]) != word[i])
             return 0;
     return 1;
 }
 
-static int shard_mesh__is_space(int c)
+static int shard_mesh_is_space(int c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 /* Parses a whole token as a finite double.  The file buffer is NUL-terminated and tokens end at white space
  * or at that NUL, so strtod cannot run past the buffer; an embedded NUL or trailing junk fails the end check. */
-static int shard_mesh__parse_double(const char *tok, size_t len, double *out)
+static int shard_mesh_parse_double(const char *tok, size_t len, double *out)
 {
     char *end;
     if (len == 0 || len > 400)
@@ -96,7 +98,7 @@ static int shard_mesh__parse_double(const char *tok, size_t len, double *out)
 }
 
 /* splitmix64 finaliser: cheap and mixes every input bit into every output bit. */
-static uint64_t shard_mesh__mix(uint64_t x)
+static uint64_t shard_mesh_mix(uint64_t x)
 {
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ULL;
@@ -106,7 +108,7 @@ static uint64_t shard_mesh__mix(uint64_t x)
     return x;
 }
 
-static size_t shard_mesh__pow2_at_least(size_t n)
+static size_t shard_mesh_pow2_at_least(size_t n)
 {
     size_t c = 16;
     while (c < n)
@@ -114,35 +116,16 @@ static size_t shard_mesh__pow2_at_least(size_t n)
     return c;
 }
 
-/* Reads the whole file; fread in a loop so that pipes and files whose size changes still work. */
-static int shard_mesh__slurp(const char *path, const char *scene_path, const shard_src_loc *loc, char **data,
+/* Reads the whole file (at most SHARD_MESH_MAX_BYTES). */
+static int shard_mesh_slurp(const char *path, const char *scene_path, const shard_src_loc *loc, char **data,
                              size_t *size, shard_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return shard_mesh__fail(err, scene_path, loc, "cannot open '%s': %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = shard_malloc(cap + 1);
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            buf = shard_realloc(buf, cap + 1);
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        int e = errno;
-        fclose(f);
-        free(buf);
-        return shard_mesh__fail(err, scene_path, loc, "cannot read '%s': %s", path, strerror(e));
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *data = buf;
-    *size = n;
+    const char *stage;
+    int e = shard_file_slurp(path, SHARD_MESH_MAX_BYTES, data, size, &stage);
+    if (e == EFBIG)
+        return shard_mesh_fail(err, scene_path, loc, "'%s' is larger than %zu GiB", path, SHARD_MESH_MAX_BYTES >> 30);
+    if (e)
+        return shard_mesh_fail(err, scene_path, loc, "cannot %s '%s': %s", stage, path, strerror(e));
     return 0;
 }
 
@@ -158,7 +141,7 @@ static int shard_mesh__slurp(const char *path, const char *scene_path, const sha
  * on.  Valid while no product overflows or underflows, i.e. for coordinates between about 1e-140 and 1e140.
  * ---------------------------------------------------------------------------------------------------------- */
 
-static void shard_mesh__two_sum(double a, double b, double *x, double *y)
+static void shard_mesh_two_sum(double a, double b, double *x, double *y)
 {
     double s = a + b;
     double bv = s - a;
@@ -169,13 +152,13 @@ static void shard_mesh__two_sum(double a, double b, double *x, double *y)
 
 /* Adds b to the expansion e[0..m-1] (increasing magnitude, non-overlapping) in place, dropping zeros; returns
  * the new length (at most m + 1). */
-static int shard_mesh__grow(double *e, int m, double b)
+static int shard_mesh_grow(double *e, int m, double b)
 {
     double q = b;
     int k = 0;
     for (int i = 0; i < m; i++) {
         double h;
-        shard_mesh__two_sum(q, e[i], &q, &h);
+        shard_mesh_two_sum(q, e[i], &q, &h);
         if (h != 0.0)
             e[k++] = h;
     }
@@ -184,7 +167,7 @@ static int shard_mesh__grow(double *e, int m, double b)
     return k;
 }
 
-static int shard_mesh__orient_exact(double ax, double ay, double bx, double by, double cx, double cy)
+static int shard_mesh_orient_exact(double ax, double ay, double bx, double by, double cx, double cy)
 {
     const double f[6][2] = {{ax, by}, {-ax, cy}, {-ay, bx}, {ay, cx}, {bx, cy}, {-by, cx}};
     double e[13];
@@ -192,14 +175,14 @@ static int shard_mesh__orient_exact(double ax, double ay, double bx, double by, 
     for (int i = 0; i < 6; i++) {
         double p = f[i][0] * f[i][1];
         double r = fma(f[i][0], f[i][1], -p);
-        m = shard_mesh__grow(e, m, r);
-        m = shard_mesh__grow(e, m, p);
+        m = shard_mesh_grow(e, m, r);
+        m = shard_mesh_grow(e, m, p);
     }
     double top = e[m - 1];
     return (top > 0) - (top < 0);
 }
 
-static int shard_mesh__orient(double ax, double ay, double bx, double by, double cx, double cy)
+static int shard_mesh_orient(double ax, double ay, double bx, double by, double cx, double cy)
 {
     const double err_a = (3.0 + 16.0 * 0x1p-53) * 0x1p-53;
     double l = (ax - cx) * (by - cy);
@@ -219,14 +202,14 @@ static int shard_mesh__orient(double ax, double ay, double bx, double by, double
     }
     if (det >= err_a * sum || -det >= err_a * sum)
         return (det > 0) - (det < 0);
-    return shard_mesh__orient_exact(ax, ay, bx, by, cx, cy);
+    return shard_mesh_orient_exact(ax, ay, bx, by, cx, cy);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
  * Building meshes: growable vertex/triangle arrays and STL welding
  * ---------------------------------------------------------------------------------------------------------- */
 
-typedef struct shard_mesh__builder {
+typedef struct shard_mesh_builder {
     double *v;
     size_t nv, cap_v;
     int64_t *t;
@@ -234,9 +217,9 @@ typedef struct shard_mesh__builder {
     /* welding table (STL only): open addressing, slots hold vertex index + 1, 0 = empty */
     size_t *slots;
     size_t cap_slots;
-} shard_mesh__builder;
+} shard_mesh_builder;
 
-static void shard_mesh__builder_free(shard_mesh__builder *b)
+static void shard_mesh_builder_free(shard_mesh_builder *b)
 {
     free(b->v);
     free(b->t);
@@ -244,7 +227,7 @@ static void shard_mesh__builder_free(shard_mesh__builder *b)
     memset(b, 0, sizeof *b);
 }
 
-static size_t shard_mesh__add_vertex(shard_mesh__builder *b, double x, double y, double z)
+static size_t shard_mesh_add_vertex(shard_mesh_builder *b, double x, double y, double z)
 {
     shard_reserve((void **)&b->v, &b->cap_v, 3 * (b->nv + 1), sizeof(double));
     b->v[3 * b->nv] = x;
@@ -253,7 +236,7 @@ static size_t shard_mesh__add_vertex(shard_mesh__builder *b, double x, double y,
     return b->nv++;
 }
 
-static void shard_mesh__add_triangle(shard_mesh__builder *b, int64_t i0, int64_t i1, int64_t i2)
+static void shard_mesh_add_triangle(shard_mesh_builder *b, int64_t i0, int64_t i1, int64_t i2)
 {
     shard_reserve((void **)&b->t, &b->cap_t, 3 * (b->nt + 1), sizeof(int64_t));
     b->t[3 * b->nt] = i0;
@@ -262,24 +245,24 @@ static void shard_mesh__add_triangle(shard_mesh__builder *b, int64_t i0, int64_t
     b->nt++;
 }
 
-static uint64_t shard_mesh__hash_point(const double *p)
+static uint64_t shard_mesh_hash_point(const double *p)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
     for (int a = 0; a < 3; a++) {
         uint64_t bits;
         memcpy(&bits, &p[a], sizeof bits);
-        h = shard_mesh__mix(h ^ bits);
+        h = shard_mesh_mix(h ^ bits);
     }
     return h;
 }
 
-static void shard_mesh__weld_rehash(shard_mesh__builder *b, size_t cap)
+static void shard_mesh_weld_rehash(shard_mesh_builder *b, size_t cap)
 {
     free(b->slots);
     b->slots = shard_calloc(cap, sizeof(size_t));
     b->cap_slots = cap;
     for (size_t i = 0; i < b->nv; i++) {
-        size_t s = (size_t)shard_mesh__hash_point(&b->v[3 * i]) & (cap - 1);
+        size_t s = (size_t)shard_mesh_hash_point(&b->v[3 * i]) & (cap - 1);
         while (b->slots[s])
             s = (s + 1) & (cap - 1);
         b->slots[s] = i + 1;
@@ -290,25 +273,25 @@ static void shard_mesh__weld_rehash(shard_mesh__builder *b, size_t cap)
  * equal, which is what a closed STL's exporter writes for a shared corner (no tolerance: a tolerance could
  * merge distinct nearby vertices and change the topology).  -0.0 is folded into +0.0 since they compare equal
  * but hash differently. */
-static size_t shard_mesh__weld(shard_mesh__builder *b, double x, double y, double z)
+static size_t shard_mesh_weld(shard_mesh_builder *b, double x, double y, double z)
 {
     double p[3] = {x == 0 ? 0.0 : x, y == 0 ? 0.0 : y, z == 0 ? 0.0 : z};
     if (2 * (b->nv + 1) > b->cap_slots)
-        shard_mesh__weld_rehash(b, shard_mesh__pow2_at_least(4 * (b->nv + 1)));
+        shard_mesh_weld_rehash(b, shard_mesh_pow2_at_least(4 * (b->nv + 1)));
     size_t mask = b->cap_slots - 1;
-    size_t s = (size_t)shard_mesh__hash_point(p) & mask;
+    size_t s = (size_t)shard_mesh_hash_point(p) & mask;
     while (b->slots[s]) {
         const double *q = &b->v[3 * (b->slots[s] - 1)];
         if (q[0] == p[0] && q[1] == p[1] && q[2] == p[2])
             return b->slots[s] - 1;
         s = (s + 1) & mask;
     }
-    size_t i = shard_mesh__add_vertex(b, p[0], p[1], p[2]);
+    size_t i = shard_mesh_add_vertex(b, p[0], p[1], p[2]);
     b->slots[s] = i + 1;
     return i;
 }
 
-static void shard_mesh__finish(shard_mesh__builder *b, shard_mesh *mesh)
+static void shard_mesh_finish(shard_mesh_builder *b, shard_mesh *mesh)
 {
     /* callers only finish builders with triangles, hence with vertices */
     mesh->n_vertices = b->nv;
@@ -317,65 +300,65 @@ static void shard_mesh__finish(shard_mesh__builder *b, shard_mesh *mesh)
     mesh->triangles = shard_realloc(b->t, 3 * b->nt * sizeof(int64_t));
     b->v = NULL;
     b->t = NULL;
-    shard_mesh__builder_free(b);
+    shard_mesh_builder_free(b);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
  * STL
  * ---------------------------------------------------------------------------------------------------------- */
 
-static uint32_t shard_mesh__le32(const unsigned char *p)
+static uint32_t shard_mesh_le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-static double shard_mesh__lef32(const unsigned char *p)
+static double shard_mesh_lef32(const unsigned char *p)
 {
-    uint32_t bits = shard_mesh__le32(p);
+    uint32_t bits = shard_mesh_le32(p);
     float f;
     memcpy(&f, &bits, sizeof f);
     return (double)f;
 }
 
-static int shard_mesh__read_stl_binary(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                       const unsigned char *data, uint32_t n, shard_mesh__builder *b,
+static int shard_mesh_read_stl_binary(const char *path, const char *scene_path, const shard_src_loc *loc,
+                                       const unsigned char *data, uint32_t n, shard_mesh_builder *b,
                                        shard_error *err)
 {
     for (uint32_t t = 0; t < n; t++) {
         const unsigned char *rec = data + 84 + 50 * (size_t)t + 12; /* skip the normal: recomputed when needed */
         int64_t idx[3];
         for (int c = 0; c < 3; c++) {
-            double x = shard_mesh__lef32(rec + 12 * c);
-            double y = shard_mesh__lef32(rec + 12 * c + 4);
-            double z = shard_mesh__lef32(rec + 12 * c + 8);
+            double x = shard_mesh_lef32(rec + 12 * c);
+            double y = shard_mesh_lef32(rec + 12 * c + 4);
+            double z = shard_mesh_lef32(rec + 12 * c + 8);
             if (!isfinite(x) || !isfinite(y) || !isfinite(z))
-                return shard_mesh__fail(err, scene_path, loc,
+                return shard_mesh_fail(err, scene_path, loc,
                                         "'%s': triangle %u has a non-finite vertex coordinate", path, t + 1);
-            idx[c] = (int64_t)shard_mesh__weld(b, x, y, z);
+            idx[c] = (int64_t)shard_mesh_weld(b, x, y, z);
         }
-        shard_mesh__add_triangle(b, idx[0], idx[1], idx[2]);
+        shard_mesh_add_triangle(b, idx[0], idx[1], idx[2]);
     }
     return 0;
 }
 
 /* Whitespace tokenizer over the NUL-terminated file buffer that tracks line numbers for messages. */
-typedef struct shard_mesh__lexer {
+typedef struct shard_mesh_lexer {
     const char *p, *end;
     size_t line;
     const char *tok;
     size_t len, tok_line;
-} shard_mesh__lexer;
+} shard_mesh_lexer;
 
-static int shard_mesh__next(shard_mesh__lexer *lx)
+static int shard_mesh_next(shard_mesh_lexer *lx)
 {
-    while (lx->p < lx->end && shard_mesh__is_space((unsigned char)*lx->p)) {
+    while (lx->p < lx->end && shard_mesh_is_space((unsigned char)*lx->p)) {
         if (*lx->p == '\n')
             lx->line++;
         lx->p++;
     }
     lx->tok = lx->p;
     lx->tok_line = lx->line;
-    while (lx->p < lx->end && !shard_mesh__is_space((unsigned char)*lx->p))
+    while (lx->p < lx->end && !shard_mesh_is_space((unsigned char)*lx->p))
         lx->p++;
     lx->len = (size_t)(lx->p - lx->tok);
     /* at the end of the file, report the last line rather than the empty one after the final newline */
@@ -385,33 +368,33 @@ static int shard_mesh__next(shard_mesh__lexer *lx)
 }
 
 /* The solid's name (and endsolid's) runs to the end of the line and may contain anything. */
-static void shard_mesh__skip_line(shard_mesh__lexer *lx)
+static void shard_mesh_skip_line(shard_mesh_lexer *lx)
 {
     while (lx->p < lx->end && *lx->p != '\n')
         lx->p++;
 }
 
-static int shard_mesh__expect(shard_mesh__lexer *lx, const char *word, const char *path, const char *scene_path,
+static int shard_mesh_expect(shard_mesh_lexer *lx, const char *word, const char *path, const char *scene_path,
                               const shard_src_loc *loc, shard_error *err)
 {
-    if (shard_mesh__next(lx) && shard_mesh__ieq(lx->tok, lx->len, word))
+    if (shard_mesh_next(lx) && shard_mesh_ieq(lx->tok, lx->len, word))
         return 0;
     if (lx->len == 0)
-        return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected '%s'", path,
+        return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected '%s'", path,
                                 lx->tok_line, word);
     char got[48];
-    shard_mesh__token_text(got, lx->tok, lx->len);
-    return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: expected '%s', got '%s'", path, lx->tok_line,
+    shard_mesh_token_text(got, lx->tok, lx->len);
+    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected '%s', got '%s'", path, lx->tok_line,
                             word, got);
 }
 
-static int shard_mesh__expect_number(shard_mesh__lexer *lx, double *v, int finite_only, const char *path,
+static int shard_mesh_expect_number(shard_mesh_lexer *lx, double *v, int finite_only, const char *path,
                                      const char *scene_path, const shard_src_loc *loc, shard_error *err)
 {
-    if (!shard_mesh__next(lx))
-        return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected a number",
+    if (!shard_mesh_next(lx))
+        return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected a number",
                                 path, lx->tok_line);
-    if (shard_mesh__parse_double(lx->tok, lx->len, v))
+    if (shard_mesh_parse_double(lx->tok, lx->len, v))
         return 0;
     /* Normals are ignored, and some exporters write "nan" for degenerate facets' normals. */
     if (!finite_only) {
@@ -423,103 +406,103 @@ static int shard_mesh__expect_number(shard_mesh__lexer *lx, double *v, int finit
         }
     }
     char got[48];
-    shard_mesh__token_text(got, lx->tok, lx->len);
-    return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: expected a %snumber, got '%s'", path,
+    shard_mesh_token_text(got, lx->tok, lx->len);
+    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected a %snumber, got '%s'", path,
                             lx->tok_line, finite_only ? "finite " : "", got);
 }
 
-static int shard_mesh__read_stl_ascii(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                      const char *data, size_t size, shard_mesh__builder *b, shard_error *err)
+static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, const shard_src_loc *loc,
+                                      const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
 {
-    shard_mesh__lexer lx = {data, data + size, 1, data, 0, 1};
+    shard_mesh_lexer lx = {data, data + size, 1, data, 0, 1};
     int rc;
-    if ((rc = shard_mesh__expect(&lx, "solid", path, scene_path, loc, err)))
+    if ((rc = shard_mesh_expect(&lx, "solid", path, scene_path, loc, err)))
         return rc;
-    shard_mesh__skip_line(&lx);
+    shard_mesh_skip_line(&lx);
     for (;;) {
-        if (!shard_mesh__next(&lx))
-            return shard_mesh__fail(err, scene_path, loc,
+        if (!shard_mesh_next(&lx))
+            return shard_mesh_fail(err, scene_path, loc,
                                     "'%s' line %zu: unexpected end of file, expected 'facet' or 'endsolid'", path,
                                     lx.tok_line);
-        if (shard_mesh__ieq(lx.tok, lx.len, "endsolid")) {
-            shard_mesh__skip_line(&lx);
+        if (shard_mesh_ieq(lx.tok, lx.len, "endsolid")) {
+            shard_mesh_skip_line(&lx);
             /* Some tools concatenate several solids into one file. */
-            if (!shard_mesh__next(&lx))
+            if (!shard_mesh_next(&lx))
                 return 0;
-            if (!shard_mesh__ieq(lx.tok, lx.len, "solid")) {
+            if (!shard_mesh_ieq(lx.tok, lx.len, "solid")) {
                 char got[48];
-                shard_mesh__token_text(got, lx.tok, lx.len);
-                return shard_mesh__fail(err, scene_path, loc,
+                shard_mesh_token_text(got, lx.tok, lx.len);
+                return shard_mesh_fail(err, scene_path, loc,
                                         "'%s' line %zu: expected 'solid' or end of file, got '%s'", path, lx.tok_line,
                                         got);
             }
-            shard_mesh__skip_line(&lx);
+            shard_mesh_skip_line(&lx);
             continue;
         }
-        if (!shard_mesh__ieq(lx.tok, lx.len, "facet")) {
+        if (!shard_mesh_ieq(lx.tok, lx.len, "facet")) {
             char got[48];
-            shard_mesh__token_text(got, lx.tok, lx.len);
-            return shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: expected 'facet' or 'endsolid', got '%s'",
+            shard_mesh_token_text(got, lx.tok, lx.len);
+            return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected 'facet' or 'endsolid', got '%s'",
                                     path, lx.tok_line, got);
         }
         double ignored;
-        if ((rc = shard_mesh__expect(&lx, "normal", path, scene_path, loc, err)))
+        if ((rc = shard_mesh_expect(&lx, "normal", path, scene_path, loc, err)))
             return rc;
         for (int a = 0; a < 3; a++)
-            if ((rc = shard_mesh__expect_number(&lx, &ignored, 0, path, scene_path, loc, err)))
+            if ((rc = shard_mesh_expect_number(&lx, &ignored, 0, path, scene_path, loc, err)))
                 return rc;
-        if ((rc = shard_mesh__expect(&lx, "outer", path, scene_path, loc, err)) ||
-            (rc = shard_mesh__expect(&lx, "loop", path, scene_path, loc, err)))
+        if ((rc = shard_mesh_expect(&lx, "outer", path, scene_path, loc, err)) ||
+            (rc = shard_mesh_expect(&lx, "loop", path, scene_path, loc, err)))
             return rc;
         int64_t idx[3];
         for (int c = 0; c < 3; c++) {
             double x[3];
-            if ((rc = shard_mesh__expect(&lx, "vertex", path, scene_path, loc, err)))
+            if ((rc = shard_mesh_expect(&lx, "vertex", path, scene_path, loc, err)))
                 return rc;
             for (int a = 0; a < 3; a++)
-                if ((rc = shard_mesh__expect_number(&lx, &x[a], 1, path, scene_path, loc, err)))
+                if ((rc = shard_mesh_expect_number(&lx, &x[a], 1, path, scene_path, loc, err)))
                     return rc;
-            idx[c] = (int64_t)shard_mesh__weld(b, x[0], x[1], x[2]);
+            idx[c] = (int64_t)shard_mesh_weld(b, x[0], x[1], x[2]);
         }
-        if ((rc = shard_mesh__expect(&lx, "endloop", path, scene_path, loc, err)) ||
-            (rc = shard_mesh__expect(&lx, "endfacet", path, scene_path, loc, err)))
+        if ((rc = shard_mesh_expect(&lx, "endloop", path, scene_path, loc, err)) ||
+            (rc = shard_mesh_expect(&lx, "endfacet", path, scene_path, loc, err)))
             return rc;
-        shard_mesh__add_triangle(b, idx[0], idx[1], idx[2]);
+        shard_mesh_add_triangle(b, idx[0], idx[1], idx[2]);
     }
 }
 
 /* Decides binary vs ASCII.  The size rule comes first because binary exporters often begin the 80-byte header
  * with "solid": a file whose size is exactly 84 + 50 n for the count n it declares is binary.  Otherwise a
  * file that starts with "solid" and contains no control bytes is ASCII; anything else is a damaged binary. */
-static int shard_mesh__read_stl(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                const char *data, size_t size, shard_mesh__builder *b, shard_error *err)
+static int shard_mesh_read_stl(const char *path, const char *scene_path, const shard_src_loc *loc,
+                                const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
 {
     const unsigned char *u = (const unsigned char *)data;
-    uint32_t n = size >= 84 ? shard_mesh__le32(u + 80) : 0;
+    uint32_t n = size >= 84 ? shard_mesh_le32(u + 80) : 0;
     uint64_t expected = 84 + 50 * (uint64_t)n;
     if (size >= 84 && expected == size)
-        return shard_mesh__read_stl_binary(path, scene_path, loc, u, n, b, err);
+        return shard_mesh_read_stl_binary(path, scene_path, loc, u, n, b, err);
 
     size_t bom = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, s = bom;
-    while (s < size && shard_mesh__is_space(u[s]))
+    while (s < size && shard_mesh_is_space(u[s]))
         s++;
-    int text = size - s >= 5 && shard_mesh__ieq(data + s, 5, "solid") &&
-               (size - s == 5 || shard_mesh__is_space(u[s + 5]));
+    int text = size - s >= 5 && shard_mesh_ieq(data + s, 5, "solid") &&
+               (size - s == 5 || shard_mesh_is_space(u[s + 5]));
     for (size_t i = 0; text && i < size; i++)
-        if ((u[i] < 0x20 && !shard_mesh__is_space(u[i])) || u[i] == 0x7f)
+        if ((u[i] < 0x20 && !shard_mesh_is_space(u[i])) || u[i] == 0x7f)
             text = 0;
     if (text)
-        return shard_mesh__read_stl_ascii(path, scene_path, loc, data + bom, size - bom, b, err);
+        return shard_mesh_read_stl_ascii(path, scene_path, loc, data + bom, size - bom, b, err);
 
     if (size == 0)
-        return shard_mesh__fail(err, scene_path, loc, "'%s': empty file", path);
+        return shard_mesh_fail(err, scene_path, loc, "'%s': empty file", path);
     if (size < 84)
-        return shard_mesh__fail(err, scene_path, loc,
+        return shard_mesh_fail(err, scene_path, loc,
                                 "'%s': truncated binary STL (expected at least 84 bytes, got %zu)", path, size);
     if (size < expected)
-        return shard_mesh__fail(err, scene_path, loc, "'%s': truncated binary STL (expected %llu bytes, got %zu)",
+        return shard_mesh_fail(err, scene_path, loc, "'%s': truncated binary STL (expected %llu bytes, got %zu)",
                                 path, (unsigned long long)expected, size);
-    return shard_mesh__fail(err, scene_path, loc,
+    return shard_mesh_fail(err, scene_path, loc,
                             "'%s': binary STL declares %u triangles (%llu bytes) but the file has %zu bytes", path, n,
                             (unsigned long long)expected, size);
 }
@@ -529,37 +512,37 @@ static int shard_mesh__read_stl(const char *path, const char *scene_path, const 
  * ---------------------------------------------------------------------------------------------------------- */
 
 /* One line of an OBJ file, split into tokens on the fly; '#' starts a comment anywhere. */
-typedef struct shard_mesh__line {
+typedef struct shard_mesh_line {
     const char *p, *end; /* the line without its '\n' and comment */
     const char *tok;
     size_t len;
-} shard_mesh__line;
+} shard_mesh_line;
 
-static int shard_mesh__line_next(shard_mesh__line *ln)
+static int shard_mesh_line_next(shard_mesh_line *ln)
 {
-    while (ln->p < ln->end && shard_mesh__is_space((unsigned char)*ln->p))
+    while (ln->p < ln->end && shard_mesh_is_space((unsigned char)*ln->p))
         ln->p++;
     ln->tok = ln->p;
-    while (ln->p < ln->end && !shard_mesh__is_space((unsigned char)*ln->p))
+    while (ln->p < ln->end && !shard_mesh_is_space((unsigned char)*ln->p))
         ln->p++;
     ln->len = (size_t)(ln->p - ln->tok);
     return ln->len > 0;
 }
 
 /* Advances *pos past the next line of data[0..size) and returns it with its first token (the keyword). */
-static shard_mesh__line shard_mesh__obj_line(const char *data, size_t size, size_t *pos)
+static shard_mesh_line shard_mesh_obj_line(const char *data, size_t size, size_t *pos)
 {
     const char *start = data + *pos, *stop = data + size;
     const char *nl = memchr(start, '\n', (size_t)(stop - start));
     const char *line_end = nl ? nl : stop;
     *pos = nl ? (size_t)(nl - data) + 1 : size;
     const char *hash = memchr(start, '#', (size_t)(line_end - start));
-    shard_mesh__line ln = {start, hash ? hash : line_end, start, 0};
-    shard_mesh__line_next(&ln);
+    shard_mesh_line ln = {start, hash ? hash : line_end, start, 0};
+    shard_mesh_line_next(&ln);
     return ln;
 }
 
-static int shard_mesh__obj_ignored(const char *tok, size_t len)
+static int shard_mesh_obj_ignored(const char *tok, size_t len)
 {
     static const char *const words[] = {"vn", "vt", "vp", "g", "o", "s", "usemtl", "mtllib", "l", "p", "mg",
                                         "lod", "bevel", "c_interp", "d_interp", "shadow_obj", "trace_obj",
@@ -571,7 +554,7 @@ static int shard_mesh__obj_ignored(const char *tok, size_t len)
 }
 
 /* Parses "a", "a/b", "a/b/c" or "a//c" and returns a; the texture and normal indices are only syntax-checked. */
-static int shard_mesh__obj_index(const char *tok, size_t len, long long *out)
+static int shard_mesh_obj_index(const char *tok, size_t len, long long *out)
 {
     const char *p = tok, *end = tok + len;
     int part = 0;
@@ -603,14 +586,14 @@ static int shard_mesh__obj_index(const char *tok, size_t len, long long *out)
     return 0;
 }
 
-static int shard_mesh__read_obj(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                const char *data, size_t size, shard_mesh__builder *b, shard_error *err)
+static int shard_mesh_read_obj(const char *path, const char *scene_path, const shard_src_loc *loc,
+                                const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
 {
     /* First pass: count the vertices so that positive indices can refer to vertices defined further down and
      * the range check can name the file's vertex count. */
     size_t total = 0;
     for (size_t pos = 0; pos < size;) {
-        shard_mesh__line ln = shard_mesh__obj_line(data, size, &pos);
+        shard_mesh_line ln = shard_mesh_obj_line(data, size, &pos);
         if (ln.len == 1 && ln.tok[0] == 'v')
             total++;
     }
@@ -620,18 +603,18 @@ static int shard_mesh__read_obj(const char *path, const char *scene_path, const 
     char got[48];
     int rc = 0;
     for (size_t pos = 0; pos < size && !rc;) {
-        shard_mesh__line ln = shard_mesh__obj_line(data, size, &pos);
+        shard_mesh_line ln = shard_mesh_obj_line(data, size, &pos);
         line_no++;
-        if (ln.len == 0 || shard_mesh__obj_ignored(ln.tok, ln.len))
+        if (ln.len == 0 || shard_mesh_obj_ignored(ln.tok, ln.len))
             continue;
         if (ln.len == 1 && ln.tok[0] == 'v') {
             double x[3];
             int k = 0;
-            while (shard_mesh__line_next(&ln)) {
+            while (shard_mesh_line_next(&ln)) {
                 double v;
-                if (!shard_mesh__parse_double(ln.tok, ln.len, &v)) {
-                    shard_mesh__token_text(got, ln.tok, ln.len);
-                    rc = shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: expected a finite number, got '%s'",
+                if (!shard_mesh_parse_double(ln.tok, ln.len, &v)) {
+                    shard_mesh_token_text(got, ln.tok, ln.len);
+                    rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected a finite number, got '%s'",
                                           path, line_no, got);
                     break;
                 }
@@ -643,18 +626,18 @@ static int shard_mesh__read_obj(const char *path, const char *scene_path, const 
                 break;
             /* x y z, the optional weight w, or the common x y z r g b colour extension */
             if (k < 3 || k > 7) {
-                rc = shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: a vertex needs 3 coordinates, got %d",
+                rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: a vertex needs 3 coordinates, got %d",
                                       path, line_no, k);
                 break;
             }
-            shard_mesh__add_vertex(b, x[0], x[1], x[2]);
+            shard_mesh_add_vertex(b, x[0], x[1], x[2]);
         } else if (ln.len == 1 && ln.tok[0] == 'f') {
             size_t k = 0;
-            while (shard_mesh__line_next(&ln)) {
+            while (shard_mesh_line_next(&ln)) {
                 long long v = 0;
-                if (!shard_mesh__obj_index(ln.tok, ln.len, &v)) {
-                    shard_mesh__token_text(got, ln.tok, ln.len);
-                    rc = shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: bad face vertex '%s'", path, line_no,
+                if (!shard_mesh_obj_index(ln.tok, ln.len, &v)) {
+                    shard_mesh_token_text(got, ln.tok, ln.len);
+                    rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: bad face vertex '%s'", path, line_no,
                                           got);
                     break;
                 }
@@ -665,15 +648,15 @@ static int shard_mesh__read_obj(const char *path, const char *scene_path, const 
                     r = (long long)b->nv + v; /* relative: -1 is the latest vertex */
                 } else {
                     if (v == 0)
-                        rc = shard_mesh__fail(err, scene_path, loc,
+                        rc = shard_mesh_fail(err, scene_path, loc,
                                               "'%s' line %zu: face index 0 is invalid (indices start at 1)", path,
                                               line_no);
                     else if (v > 0)
-                        rc = shard_mesh__fail(err, scene_path, loc,
+                        rc = shard_mesh_fail(err, scene_path, loc,
                                               "'%s' line %zu: face index %lld out of range (%zu vertices)", path,
                                               line_no, v, total);
                     else
-                        rc = shard_mesh__fail(err, scene_path, loc,
+                        rc = shard_mesh_fail(err, scene_path, loc,
                                               "'%s' line %zu: face index %lld out of range (%zu vertices so far)",
                                               path, line_no, v, b->nv);
                     break;
@@ -684,16 +667,16 @@ static int shard_mesh__read_obj(const char *path, const char *scene_path, const 
             if (rc)
                 break;
             if (k < 3) {
-                rc = shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: a face needs at least 3 vertices, got %zu",
+                rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: a face needs at least 3 vertices, got %zu",
                                       path, line_no, k);
                 break;
             }
             /* Polygons become fans around their first vertex, which keeps the polygon's orientation. */
             for (size_t i = 1; i + 1 < k; i++)
-                shard_mesh__add_triangle(b, face[0], face[i], face[i + 1]);
+                shard_mesh_add_triangle(b, face[0], face[i], face[i + 1]);
         } else {
-            shard_mesh__token_text(got, ln.tok, ln.len);
-            rc = shard_mesh__fail(err, scene_path, loc, "'%s' line %zu: unknown OBJ statement '%s'", path, line_no,
+            shard_mesh_token_text(got, ln.tok, ln.len);
+            rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unknown OBJ statement '%s'", path, line_no,
                                   got);
         }
     }
@@ -713,32 +696,32 @@ int shard_mesh_read(const char *path, const char *scene_path, const shard_src_lo
     const char *base = slash ? slash + 1 : path;
     const char *dot = strrchr(base, '.');
     size_t elen = dot ? strlen(dot + 1) : 0;
-    int is_stl = dot && shard_mesh__ieq(dot + 1, elen, "stl");
-    int is_obj = dot && shard_mesh__ieq(dot + 1, elen, "obj");
+    int is_stl = dot && shard_mesh_ieq(dot + 1, elen, "stl");
+    int is_obj = dot && shard_mesh_ieq(dot + 1, elen, "obj");
     if (!is_stl && !is_obj)
-        return shard_mesh__fail(err, scene_path, loc, "'%s': unknown mesh format (use .stl or .obj)", path);
+        return shard_mesh_fail(err, scene_path, loc, "'%s': unknown mesh format (use .stl or .obj)", path);
 
     char *data = NULL;
     size_t size = 0;
-    int rc = shard_mesh__slurp(path, scene_path, loc, &data, &size, err);
+    int rc = shard_mesh_slurp(path, scene_path, loc, &data, &size, err);
     if (rc)
         return rc;
-    shard_mesh__builder b = {0};
+    shard_mesh_builder b = {0};
     if (is_stl) {
-        rc = shard_mesh__read_stl(path, scene_path, loc, data, size, &b, err);
+        rc = shard_mesh_read_stl(path, scene_path, loc, data, size, &b, err);
     } else {
         /* some editors start text files with a UTF-8 byte-order mark */
         size_t bom = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-        rc = shard_mesh__read_obj(path, scene_path, loc, data + bom, size - bom, &b, err);
+        rc = shard_mesh_read_obj(path, scene_path, loc, data + bom, size - bom, &b, err);
     }
     free(data);
     if (!rc && b.nt == 0)
-        rc = shard_mesh__fail(err, scene_path, loc, "'%s': no triangles", path);
+        rc = shard_mesh_fail(err, scene_path, loc, "'%s': no triangles", path);
     if (rc) {
-        shard_mesh__builder_free(&b);
+        shard_mesh_builder_free(&b);
         return rc;
     }
-    shard_mesh__finish(&b, mesh);
+    shard_mesh_finish(&b, mesh);
     return 0;
 }
 
@@ -784,15 +767,15 @@ void shard_mesh_free(shard_mesh *mesh)
  * Closedness
  * ---------------------------------------------------------------------------------------------------------- */
 
-typedef struct shard_mesh__edge {
+typedef struct shard_mesh_edge {
     int64_t lo, hi;  /* lo < hi; lo = -1 marks an empty slot */
     int32_t uses;    /* triangles using the edge */
     int32_t forward; /* of which traverse it lo -> hi */
-} shard_mesh__edge;
+} shard_mesh_edge;
 
-static shard_mesh__edge *shard_mesh__edge_slot(shard_mesh__edge *tab, size_t mask, int64_t lo, int64_t hi)
+static shard_mesh_edge *shard_mesh_edge_slot(shard_mesh_edge *tab, size_t mask, int64_t lo, int64_t hi)
 {
-    size_t s = (size_t)shard_mesh__mix((uint64_t)lo * 0x9e3779b97f4a7c15ULL ^ (uint64_t)hi) & mask;
+    size_t s = (size_t)shard_mesh_mix((uint64_t)lo * 0x9e3779b97f4a7c15ULL ^ (uint64_t)hi) & mask;
     while (tab[s].lo >= 0 && (tab[s].lo != lo || tab[s].hi != hi))
         s = (s + 1) & mask;
     return &tab[s];
@@ -805,54 +788,54 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
     const double *v = mesh->vertices;
     size_t nt = mesh->n_triangles;
     if (nt == 0)
-        return shard_mesh__fail(err, scene_path, loc, "mesh '%s' has no triangles", mesh_path);
+        return shard_mesh_fail(err, scene_path, loc, "mesh '%s' has no triangles", mesh_path);
 
     for (size_t i = 0; i < nt; i++) {
         const int64_t *c = &t[3 * i];
         for (int k = 0; k < 3; k++)
             if (c[k] < 0 || (uint64_t)c[k] >= mesh->n_vertices)
-                return shard_mesh__fail(err, scene_path, loc,
+                return shard_mesh_fail(err, scene_path, loc,
                                         "mesh '%s': triangle %zu uses vertex %lld, but there are %zu vertices",
                                         mesh_path, i, (long long)c[k], mesh->n_vertices);
         if (c[0] == c[1] || c[1] == c[2] || c[2] == c[0])
-            return shard_mesh__fail(err, scene_path, loc,
+            return shard_mesh_fail(err, scene_path, loc,
                                     "mesh '%s' has a degenerate triangle %zu: vertices (%lld, %lld, %lld) repeat one",
                                     mesh_path, i, (long long)c[0], (long long)c[1], (long long)c[2]);
         const double *a = &v[3 * c[0]], *b = &v[3 * c[1]], *d = &v[3 * c[2]];
         /* Zero area <=> the cross product vanishes <=> all three coordinate-plane projections are degenerate;
          * tested exactly, so slivers (valid, if ugly) pass and only truly flat triangles are rejected. */
-        if (shard_mesh__orient(a[1], a[2], b[1], b[2], d[1], d[2]) == 0 &&
-            shard_mesh__orient(a[2], a[0], b[2], b[0], d[2], d[0]) == 0 &&
-            shard_mesh__orient(a[0], a[1], b[0], b[1], d[0], d[1]) == 0)
-            return shard_mesh__fail(err, scene_path, loc,
+        if (shard_mesh_orient(a[1], a[2], b[1], b[2], d[1], d[2]) == 0 &&
+            shard_mesh_orient(a[2], a[0], b[2], b[0], d[2], d[0]) == 0 &&
+            shard_mesh_orient(a[0], a[1], b[0], b[1], d[0], d[1]) == 0)
+            return shard_mesh_fail(err, scene_path, loc,
                                     "mesh '%s' has a degenerate triangle %zu with zero area at (%g, %g, %g)",
                                     mesh_path, i, a[0], a[1], a[2]);
     }
 
     /* A closed, consistently oriented surface has 3 nt / 2 edges; the table is at most half full then. */
-    size_t cap = shard_mesh__pow2_at_least(3 * nt + 16), mask = cap - 1, used = 0;
-    shard_mesh__edge *tab = shard_malloc(cap * sizeof *tab);
+    size_t cap = shard_mesh_pow2_at_least(3 * nt + 16), mask = cap - 1, used = 0;
+    shard_mesh_edge *tab = shard_malloc(cap * sizeof *tab);
     for (size_t s = 0; s < cap; s++)
         tab[s].lo = -1;
     for (size_t c = 0; c < 3 * nt; c++) {
         int64_t a = t[c], b = t[c % 3 == 2 ? c - 2 : c + 1];
         int64_t lo = a < b ? a : b, hi = a < b ? b : a;
-        shard_mesh__edge *e = shard_mesh__edge_slot(tab, mask, lo, hi);
+        shard_mesh_edge *e = shard_mesh_edge_slot(tab, mask, lo, hi);
         if (e->lo < 0) {
             if (2 * (used + 1) > cap) {
                 /* only an open or non-manifold mesh gets here: grow and re-insert */
                 size_t ncap = 2 * cap;
-                shard_mesh__edge *ntab = shard_malloc(ncap * sizeof *ntab);
+                shard_mesh_edge *ntab = shard_malloc(ncap * sizeof *ntab);
                 for (size_t s = 0; s < ncap; s++)
                     ntab[s].lo = -1;
                 for (size_t s = 0; s < cap; s++)
                     if (tab[s].lo >= 0)
-                        *shard_mesh__edge_slot(ntab, ncap - 1, tab[s].lo, tab[s].hi) = tab[s];
+                        *shard_mesh_edge_slot(ntab, ncap - 1, tab[s].lo, tab[s].hi) = tab[s];
                 free(tab);
                 tab = ntab;
                 cap = ncap;
                 mask = cap - 1;
-                e = shard_mesh__edge_slot(tab, mask, lo, hi);
+                e = shard_mesh_edge_slot(tab, mask, lo, hi);
             }
             e->lo = lo;
             e->hi = hi;
@@ -871,15 +854,15 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
     for (size_t c = 0; c < 3 * nt && !rc; c++) {
         int64_t a = t[c], b = t[c % 3 == 2 ? c - 2 : c + 1];
         int64_t lo = a < b ? a : b, hi = a < b ? b : a;
-        const shard_mesh__edge *e = shard_mesh__edge_slot(tab, mask, lo, hi);
+        const shard_mesh_edge *e = shard_mesh_edge_slot(tab, mask, lo, hi);
         const double *p = &v[3 * lo], *q = &v[3 * hi];
         if (e->uses != 2)
-            rc = shard_mesh__fail(err, scene_path, loc,
+            rc = shard_mesh_fail(err, scene_path, loc,
                                   "mesh '%s' is not closed: edge (%lld, %lld) at (%g, %g, %g)-(%g, %g, %g) is used by "
                                   "%d triangle(s)",
                                   mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2], e->uses);
         else if (e->forward != 1)
-            rc = shard_mesh__fail(err, scene_path, loc,
+            rc = shard_mesh_fail(err, scene_path, loc,
                                   "mesh '%s' is not consistently oriented at edge (%lld, %lld) at "
                                   "(%g, %g, %g)-(%g, %g, %g): both triangles run along it in the same direction",
                                   mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2]);
@@ -898,9 +881,9 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
  * outside -> inside -> outside along x: the number of crossings beyond a point not on the surface has the
  * parity of "inside".  A triangle is crossed by L' exactly when the shifted point lies strictly inside its
  * projection, i.e. when the three edge functions orient(edge, p') have one sign.  Each edge function is
- * evaluated exactly (shard_mesh__orient); when it is zero at p, the sign at p' is that of its first-order term
+ * evaluated exactly (shard_mesh_orient); when it is zero at p, the sign at p' is that of its first-order term
  * in (e, e^2), which depends only on the edge's endpoints and flips with the edge's direction
- * (shard_mesh__edge_sign).  Two triangles sharing an edge therefore see the same edge with opposite signs, and a
+ * (shard_mesh_edge_sign).  Two triangles sharing an edge therefore see the same edge with opposite signs, and a
  * triangle fan around a vertex hit by the row partitions the neighbourhood of p' as it does in the exact
  * geometry: the line through a shared edge or vertex is counted exactly once (or, where the surface folds
  * back over the line, zero or two times), never once too often.  Triangles whose projection has zero area are
@@ -909,18 +892,18 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
  * except those lying on the surface (up to the rounding of the crossing's x), for which either answer is right.
  * ---------------------------------------------------------------------------------------------------------- */
 
-typedef struct shard_mesh__proj {
+typedef struct shard_mesh_proj {
     double y[3], z[3], x[3];
     int sign;          /* exact sign of the projected area */
     int64_t j0, j1;    /* rows (j) and slabs (k) whose line meets the triangle's (y, z) bounding box */
     int64_t k0, k1;
-} shard_mesh__proj;
+} shard_mesh_proj;
 
 /* Sign of orient(a, b, p + (e, e^2)) for infinitesimal e: exact sign at p, else the perturbation's first
  * non-zero term, -(bz - az) e + (by - ay) e^2.  Antisymmetric in (a, b) by construction. */
-static int shard_mesh__edge_sign(double ay, double az, double by, double bz, double py, double pz)
+static int shard_mesh_edge_sign(double ay, double az, double by, double bz, double py, double pz)
 {
-    int s = shard_mesh__orient(ay, az, by, bz, py, pz);
+    int s = shard_mesh_orient(ay, az, by, bz, py, pz);
     if (s)
         return s;
     if (bz != az)
@@ -928,37 +911,37 @@ static int shard_mesh__edge_sign(double ay, double az, double by, double bz, dou
     return (by > ay) - (by < ay);
 }
 
-static double shard_mesh__coord(double origin, double spacing, int64_t i)
+static double shard_mesh_coord(double origin, double spacing, int64_t i)
 {
     return origin + ((double)i + 0.5) * spacing;
 }
 
 /* First lattice index i in [0, n] with coord(i) >= v, using the same expression as the rows themselves so
  * that a vertex exactly on a row is never missed by the binning. */
-static int64_t shard_mesh__first_ge(double origin, double spacing, int64_t n, double v)
+static int64_t shard_mesh_first_ge(double origin, double spacing, int64_t n, double v)
 {
     double t = (v - origin) / spacing - 0.5;
     int64_t i = t <= 0 ? 0 : t >= (double)n ? n : (int64_t)ceil(t);
-    while (i > 0 && shard_mesh__coord(origin, spacing, i - 1) >= v)
+    while (i > 0 && shard_mesh_coord(origin, spacing, i - 1) >= v)
         i--;
-    while (i < n && shard_mesh__coord(origin, spacing, i) < v)
+    while (i < n && shard_mesh_coord(origin, spacing, i) < v)
         i++;
     return i;
 }
 
 /* Last lattice index with coord(i) <= v, or -1. */
-static int64_t shard_mesh__last_le(double origin, double spacing, int64_t n, double v)
+static int64_t shard_mesh_last_le(double origin, double spacing, int64_t n, double v)
 {
     double t = (v - origin) / spacing - 0.5;
     int64_t i = t < 0 ? -1 : t >= (double)n ? n - 1 : (int64_t)floor(t);
-    while (i >= 0 && shard_mesh__coord(origin, spacing, i) > v)
+    while (i >= 0 && shard_mesh_coord(origin, spacing, i) > v)
         i--;
-    while (i + 1 < n && shard_mesh__coord(origin, spacing, i + 1) <= v)
+    while (i + 1 < n && shard_mesh_coord(origin, spacing, i + 1) <= v)
         i++;
     return i;
 }
 
-static void shard_mesh__sort(double *a, size_t n)
+static void shard_mesh_sort(double *a, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         double x = a[i];
@@ -971,7 +954,7 @@ static void shard_mesh__sort(double *a, size_t n)
     }
 }
 
-static int shard_mesh__cmp_double(const void *a, const void *b)
+static int shard_mesh_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -980,7 +963,7 @@ static int shard_mesh__cmp_double(const void *a, const void *b)
 /* The x where the row (py, pz) meets the triangle, from barycentric weights.  The weights' signs are known
  * exactly to be >= 0 (the caller's test), so rounding noise below zero is clamped: the result stays inside the
  * triangle's x range however thin its projection. */
-static double shard_mesh__cross_x(const shard_mesh__proj *t, double py, double pz)
+static double shard_mesh_cross_x(const shard_mesh_proj *t, double py, double pz)
 {
     double w[3], sum = 0;
     for (int c = 0; c < 3; c++) {
@@ -1014,9 +997,9 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
 
     /* Triangles that some row can cross, with their row and slab ranges. */
     size_t nt = 0;
-    shard_mesh__proj *tri = shard_malloc(mesh->n_triangles * sizeof *tri);
+    shard_mesh_proj *tri = shard_malloc(mesh->n_triangles * sizeof *tri);
     for (size_t i = 0; i < mesh->n_triangles; i++) {
-        shard_mesh__proj *t = &tri[nt];
+        shard_mesh_proj *t = &tri[nt];
         int ok = 1;
         for (int c = 0; c < 3; c++) {
             int64_t v = mesh->triangles[3 * i + c];
@@ -1030,15 +1013,15 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
         }
         if (!ok)
             continue;
-        t->sign = shard_mesh__orient(t->y[0], t->z[0], t->y[1], t->z[1], t->y[2], t->z[2]);
+        t->sign = shard_mesh_orient(t->y[0], t->z[0], t->y[1], t->z[1], t->y[2], t->z[2]);
         if (!t->sign)
             continue;
         double ylo = fmin(t->y[0], fmin(t->y[1], t->y[2])), yhi = fmax(t->y[0], fmax(t->y[1], t->y[2]));
         double zlo = fmin(t->z[0], fmin(t->z[1], t->z[2])), zhi = fmax(t->z[0], fmax(t->z[1], t->z[2]));
-        t->j0 = shard_mesh__first_ge(lo[1], spacing, cnt[1], ylo);
-        t->j1 = shard_mesh__last_le(lo[1], spacing, cnt[1], yhi);
-        t->k0 = shard_mesh__first_ge(lo[2], spacing, cnt[2], zlo);
-        t->k1 = shard_mesh__last_le(lo[2], spacing, cnt[2], zhi);
+        t->j0 = shard_mesh_first_ge(lo[1], spacing, cnt[1], ylo);
+        t->j1 = shard_mesh_last_le(lo[1], spacing, cnt[1], yhi);
+        t->k0 = shard_mesh_first_ge(lo[2], spacing, cnt[2], zlo);
+        t->k1 = shard_mesh_last_le(lo[2], spacing, cnt[2], zhi);
         if (t->j0 <= t->j1 && t->k0 <= t->k1)
             nt++;
     }
@@ -1084,7 +1067,7 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
 
         memset(row_start, 0, ((size_t)ny + 1) * sizeof(size_t));
         for (size_t a = 0; a < n_active; a++) {
-            const shard_mesh__proj *t = &tri[active[a]];
+            const shard_mesh_proj *t = &tri[active[a]];
             for (int64_t j = t->j0; j <= t->j1; j++)
                 row_start[j + 1]++;
         }
@@ -1093,37 +1076,37 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
         shard_reserve((void **)&row_tri, &cap_row_tri, row_start[ny], sizeof(size_t));
         memcpy(row_fill, row_start, ((size_t)ny + 1) * sizeof(size_t));
         for (size_t a = 0; a < n_active; a++) {
-            const shard_mesh__proj *t = &tri[active[a]];
+            const shard_mesh_proj *t = &tri[active[a]];
             for (int64_t j = t->j0; j <= t->j1; j++)
                 row_tri[row_fill[j]++] = active[a];
         }
 
-        double pz = shard_mesh__coord(lo[2], spacing, k);
+        double pz = shard_mesh_coord(lo[2], spacing, k);
         for (int64_t j = 0; j < ny; j++) {
-            double py = shard_mesh__coord(lo[1], spacing, j);
+            double py = shard_mesh_coord(lo[1], spacing, j);
             size_t m = 0;
             for (size_t r = row_start[j]; r < row_start[j + 1]; r++) {
-                const shard_mesh__proj *t = &tri[row_tri[r]];
-                int s0 = shard_mesh__edge_sign(t->y[1], t->z[1], t->y[2], t->z[2], py, pz);
-                int s1 = shard_mesh__edge_sign(t->y[2], t->z[2], t->y[0], t->z[0], py, pz);
+                const shard_mesh_proj *t = &tri[row_tri[r]];
+                int s0 = shard_mesh_edge_sign(t->y[1], t->z[1], t->y[2], t->z[2], py, pz);
+                int s1 = shard_mesh_edge_sign(t->y[2], t->z[2], t->y[0], t->z[0], py, pz);
                 if (s0 != s1)
                     continue;
-                int s2 = shard_mesh__edge_sign(t->y[0], t->z[0], t->y[1], t->z[1], py, pz);
+                int s2 = shard_mesh_edge_sign(t->y[0], t->z[0], t->y[1], t->z[1], py, pz);
                 if (s2 != s0)
                     continue;
                 shard_reserve((void **)&xs, &cap_xs, m + 1, sizeof(double));
-                xs[m++] = shard_mesh__cross_x(t, py, pz);
+                xs[m++] = shard_mesh_cross_x(t, py, pz);
             }
             if (m == 0)
                 continue;
             if (m <= 32)
-                shard_mesh__sort(xs, m);
+                shard_mesh_sort(xs, m);
             else
-                qsort(xs, m, sizeof(double), shard_mesh__cmp_double);
+                qsort(xs, m, sizeof(double), shard_mesh_cmp_double);
             /* inside <=> an odd number of crossings lies beyond the point (x_cross > p.x) */
             size_t below = 0;
             for (int64_t i = 0; i < nx; i++) {
-                double px = shard_mesh__coord(lo[0], spacing, i);
+                double px = shard_mesh_coord(lo[0], spacing, i);
                 while (below < m && xs[below] <= px)
                     below++;
                 if (((m - below) & 1) == 0) {

@@ -32,25 +32,11 @@ struct shard_output {
     long *steps;
     double *times;
     int n_cols;
-    shard_output_column cols[32];
+    shard_column cols[32];
     long files;
     uint64_t bytes;
     double seconds;
 };
-
-int shard_interval_due(const shard_interval *iv, long step, double dt)
-{
-    if (iv->every > 0)
-        return step % iv->every == 0;
-    if (!(iv->every_time > 0.0))
-        return 0;
-    if (step == 0)
-        return 1;
-    /* The tolerance keeps t = 100 * 1e-4 from missing the interval 0.01 by one rounding. */
-    double a = floor((double)(step - 1) * dt / iv->every_time + 1e-9);
-    double b = floor((double)step * dt / iv->every_time + 1e-9);
-    return b > a;
-}
 
 shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
                                   size_t scene_len)
@@ -137,7 +123,7 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
                     "Precision=\"8\" Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
                 n, file);
         for (int q = 0; q < o->n_cols; q++) {
-            const shard_output_column *col = &o->cols[q];
+            const shard_column *col = &o->cols[q];
             if (strcmp(col->name, "position") == 0)
                 continue;
             const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
@@ -182,11 +168,9 @@ static int64_t shard_output_block_lo(int64_t n, int r, int size) { return n * r 
 
 static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_owned, const int64_t *gid)
 {
-    MPI_Comm comm = *(const MPI_Comm *)shard_comm_mpi(c);
     int size = shard_comm_size(c), me = shard_comm_rank(c);
     int64_t n = o->n_global;
-    int *scount = shard_calloc((size_t)size, sizeof(int)), *rcount = shard_calloc((size_t)size, sizeof(int));
-    int *sdispl = shard_calloc((size_t)size + 1, sizeof(int)), *rdispl = shard_calloc((size_t)size + 1, sizeof(int));
+    size_t *count = shard_calloc((size_t)size + 1, sizeof *count), *at = shard_calloc((size_t)size + 1, sizeof *at);
     int *dest = shard_malloc((n_owned + 1) * sizeof *dest);
     for (size_t i = 0; i < n_owned; i++) {
         int r = (int)(gid[i] * size / (n > 0 ? n : 1));
@@ -195,35 +179,31 @@ static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_ow
         while (r > 0 && shard_output_block_lo(n, r, size) > gid[i])
             r--;
         dest[i] = r;
-        scount[r] += 2;
+        count[r] += 2;
     }
-    MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm);
-    for (int r = 0; r < size; r++) {
-        sdispl[r + 1] = sdispl[r] + scount[r];
-        rdispl[r + 1] = rdispl[r] + rcount[r];
-    }
-    int64_t *sbuf = shard_malloc(((size_t)sdispl[size] + 1) * sizeof *sbuf);
-    int64_t *rbuf = shard_malloc(((size_t)rdispl[size] + 1) * sizeof *rbuf);
-    int *fill = shard_calloc((size_t)size, sizeof(int));
+    for (int r = 0; r < size; r++)
+        at[r + 1] = at[r] + count[r];
+    int64_t *sbuf = shard_malloc((at[size] + 1) * sizeof *sbuf);
     for (size_t i = 0; i < n_owned; i++) {
         int r = dest[i];
-        sbuf[sdispl[r] + fill[r]++] = gid[i];
-        sbuf[sdispl[r] + fill[r]++] = o->first_row + (int64_t)i;
+        sbuf[at[r]++] = gid[i];
+        sbuf[at[r]++] = o->first_row + (int64_t)i;
     }
-    MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT64_T, rbuf, rcount, rdispl, MPI_INT64_T, comm);
+    size_t n_recv = 0;
+    int64_t *rbuf = shard_comm_exchange_i64(c, sbuf, count, &n_recv);
     o->index_first = shard_output_block_lo(n, me, size);
     o->index_n = shard_output_block_lo(n, me + 1, size) - o->index_first;
     o->index = shard_malloc(((size_t)o->index_n + 1) * sizeof *o->index);
     for (int64_t k = 0; k < o->index_n; k++)
         o->index[k] = -1;
-    for (int k = 0; k < rdispl[size]; k += 2)
+    for (size_t k = 0; k + 1 < n_recv; k += 2)
         o->index[rbuf[k] - o->index_first] = rbuf[k + 1];
-    free(scount), free(rcount), free(sdispl), free(rdispl), free(dest), free(sbuf), free(rbuf), free(fill);
+    free(count), free(at), free(dest), free(sbuf), free(rbuf);
     o->index_built = 1;
 }
 
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_output_column *cols, shard_error *err)
+                       int n_cols, const shard_column *cols, shard_error *err)
 {
     double t0 = shard_wtime();
     memset(err, 0, sizeof *err);
@@ -291,7 +271,7 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
 #else
 
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_output_column *cols, shard_error *err)
+                       int n_cols, const shard_column *cols, shard_error *err)
 {
     (void)o, (void)c, (void)step, (void)time, (void)n_owned, (void)n_cols, (void)cols;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no output");

@@ -4,6 +4,16 @@
 #include <math.h>
 #include <stdlib.h>
 
+void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_params *cp)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    cp->radius = 0.5 * bd->spacing;
+    cp->k = m->contact_stiffness > 0.0 ? m->contact_stiffness : m->E * bd->spacing;
+    cp->zeta = m->contact_damping;
+    cp->mu = m->friction;
+}
+
 /* Normal + friction force on a particle, given the contact normal n (pointing from the particle towards the
  * other side), overlap delta, relative velocity vrel = v_other - v_self, and the pair constants. Adds to f. */
 static inline void shard_contact_force(const double n[3], double delta, const double vrel[3], double k, double m_eff,
@@ -51,55 +61,6 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
         }
     }
     return active;
-}
-
-double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3])
-{
-    switch (o->kind) {
-    case SHARD_OBSTACLE_PLANE: {
-        double q[3] = {o->point[0] + o->velocity[0] * t, o->point[1] + o->velocity[1] * t,
-                       o->point[2] + o->velocity[2] * t};
-        n[0] = o->normal[0], n[1] = o->normal[1], n[2] = o->normal[2];
-        return (p[0] - q[0]) * n[0] + (p[1] - q[1]) * n[1] + (p[2] - q[2]) * n[2];
-    }
-    case SHARD_OBSTACLE_SPHERE: {
-        double d[3];
-        for (int k = 0; k < 3; k++)
-            d[k] = p[k] - (o->center[k] + o->velocity[k] * t);
-        double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        if (r > 0.0)
-            n[0] = d[0] / r, n[1] = d[1] / r, n[2] = d[2] / r;
-        else
-            n[0] = 0.0, n[1] = 0.0, n[2] = 1.0;
-        return r - o->radius;
-    }
-    case SHARD_OBSTACLE_BOX:
-    default: {
-        double lo[3], hi[3], q[3], out2 = 0.0, inside = -INFINITY;
-        int face = 0;
-        for (int k = 0; k < 3; k++) {
-            lo[k] = o->min[k] + o->velocity[k] * t;
-            hi[k] = o->max[k] + o->velocity[k] * t;
-            q[k] = p[k] < lo[k] ? lo[k] : (p[k] > hi[k] ? hi[k] : p[k]);
-            out2 += (p[k] - q[k]) * (p[k] - q[k]);
-        }
-        if (out2 > 0.0) {
-            double r = sqrt(out2);
-            for (int k = 0; k < 3; k++)
-                n[k] = (p[k] - q[k]) / r;
-            return r;
-        }
-        /* inside: the nearest face decides the normal */
-        for (int k = 0; k < 3; k++) {
-            double dl = lo[k] - p[k], dh = p[k] - hi[k]; /* both <= 0 */
-            if (dl > inside) inside = dl, face = -(k + 1);
-            if (dh > inside) inside = dh, face = k + 1;
-        }
-        n[0] = n[1] = n[2] = 0.0;
-        n[abs(face) - 1] = face > 0 ? 1.0 : -1.0;
-        return inside;
-    }
-    }
 }
 
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,

@@ -1,4 +1,4 @@
-/* Velocity Verlet and the state hash (see integrate.h). */
+/* Velocity Verlet (see integrate.h). */
 #include "shard/integrate.h"
 
 #include <math.h>
@@ -43,29 +43,4 @@ double shard_integrate_max_move2(const shard_particles *p)
             m = isfinite(d2s) ? d2s : INFINITY;
     }
     return m;
-}
-
-static inline uint64_t shard_mix64(uint64_t z)
-{
-    /* splitmix64 finaliser (Steele, Lea & Flood 2014) */
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t shard_state_hash_local(const shard_particles *p)
-{
-    uint64_t sum = 0;
-    for (size_t i = 0; i < p->n_owned; i++) {
-        uint64_t h = shard_mix64((uint64_t)p->gid[i]);
-        for (int k = 0; k < 6; k++) {
-            double d = k < 3 ? p->x[3 * i + k] : p->v[3 * i + k - 3];
-            uint64_t bits;
-            memcpy(&bits, &d, sizeof bits);
-            h = shard_mix64(h ^ bits);
-        }
-        sum += h;
-    }
-    return sum;
 }

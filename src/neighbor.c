@@ -129,6 +129,11 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
     for (int b = 0; b < n_bodies; b++) {
         size_t s0 = (size_t)body_start[b], s1 = (size_t)body_start[b + 1];
         const double *Xb = X + 3 * s0;
+        if (!(h[b] > 0.0)) { /* a kind without reference bonds */
+            for (size_t i = s0; i < s1; i++)
+                bonds->start[i + 1] = (int64_t)nb;
+            continue;
+        }
         double h2 = h[b] * h[b];
         shard_cells_build(&cells, s1 - s0, Xb, h[b]);
         for (size_t i = 0; i < s1 - s0; i++) {

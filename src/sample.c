@@ -2,41 +2,19 @@
 #include "shard/sample.h"
 
 #include "shard/mesh.h"
+#include "shard/neighbor.h"
 #include "shard/particles.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void shard_sample_bounds(const shard_shape *s, double lo[3], double hi[3])
-{
-    switch (s->kind) {
-    case SHARD_SHAPE_BOX:
-        memcpy(lo, s->min, sizeof s->min), memcpy(hi, s->max, sizeof s->max);
-        break;
-    case SHARD_SHAPE_SPHERE:
-        for (int k = 0; k < 3; k++)
-            lo[k] = s->center[k] - s->radius, hi[k] = s->center[k] + s->radius;
-        break;
-    case SHARD_SHAPE_CYLINDER: {
-        double a[3] = {s->p1[0] - s->p0[0], s->p1[1] - s->p0[1], s->p1[2] - s->p0[2]};
-        double L = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-        for (int k = 0; k < 3; k++) {
-            double ak = a[k] / L, e = s->radius * sqrt(fmax(0.0, 1.0 - ak * ak));
-            lo[k] = fmin(s->p0[k], s->p1[k]) - e;
-            hi[k] = fmax(s->p0[k], s->p1[k]) + e;
-        }
-        break;
-    }
-    default:
-        lo[0] = lo[1] = lo[2] = hi[0] = hi[1] = hi[2] = 0.0;
-    }
-}
-
-void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n)
+/* Lattice points of one primitive shape (box, sphere, cylinder) into a new array (caller frees). */
+static void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n)
 {
     double lo[3], hi[3];
-    shard_sample_bounds(shape, lo, hi);
+    shard_shape_bounds(shape, lo, hi);
     int64_t dim[3];
     for (int k = 0; k < 3; k++)
         dim[k] = (int64_t)ceil((hi[k] - lo[k]) / spacing);
@@ -139,6 +117,23 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
         out->n = n1;
         out->body_start[bi + 1] = (int64_t)n1;
     }
+    return 0;
+}
+
+int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sampled *out, shard_csr *bonds,
+                             shard_error *err)
+{
+    int rc = shard_sample_scene(scene, out, err);
+    if (rc)
+        return rc;
+    if (out->n > (size_t)INT32_MAX)
+        return shard_error_at(err, scene->path, &scene->bodies[0].loc,
+                              "%zu particles exceed what one rank can partition (2^31 - 1)", out->n);
+    shard_neighbor_bonds(out->n, out->X, scene->n_bodies, out->body_start, h, bonds);
+    if (bonds->start[out->n] > (int64_t)INT32_MAX)
+        return shard_error_at(err, scene->path, &scene->bodies[0].loc,
+                              "%lld bonds exceed what one rank can partition (2^31 - 1)",
+                              (long long)bonds->start[out->n]);
     return 0;
 }
 

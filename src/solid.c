@@ -86,10 +86,23 @@ int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6])
     return rank;
 }
 
-void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                         double svd_threshold)
+shard_solid_arrays shard_solid_view(const shard_block *b)
 {
-    for (size_t i = 0; i < p->n_owned; i++) {
+    return (shard_solid_arrays){.B = b->col[SHARD_SOLID_B], .Ainv = b->col[SHARD_SOLID_AINV],
+                                .wx = b->col[SHARD_SOLID_WX], .eps_p = b->col[SHARD_SOLID_EPS_P],
+                                .first = b->first, .n_owned = b->n_owned, .ghost_first = b->ghost_first};
+}
+
+/* The slot of a partner j of an owned particle: owned partners sit at j - first, ghosts after the owned slots. */
+static inline size_t shard_solid_slot(const shard_solid_arrays *a, size_t j)
+{
+    return j < a->ghost_first ? j - a->first : a->n_owned + (j - a->ghost_first);
+}
+
+void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                         const shard_solid_arrays *a, double svd_threshold)
+{
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
         const double *Xi = p->X + 3 * i;
         double inv_h2 = sp[p->body[i]].inv_h2;
         double A[6] = {0, 0, 0, 0, 0, 0}, s[3] = {0, 0, 0};
@@ -101,8 +114,9 @@ void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard
             A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
             s[0] += w * d0, s[1] += w * d1, s[2] += w * d2;
         }
-        shard_sym3_pinv(A, svd_threshold, p->Ainv + 6 * i);
-        memcpy(p->wx + 3 * i, s, sizeof s);
+        size_t k = i - a->first;
+        shard_sym3_pinv(A, svd_threshold, a->Ainv + 6 * k);
+        memcpy(a->wx + 3 * k, s, sizeof s);
     }
 }
 
@@ -189,8 +203,8 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
  * of owned particle i.  `rate` is a compile-time constant at every call, so the inliner gives two loops: the
  * one without velocities (no damping) does 40 % less work per bond.  The displacement difference is formed as
  * (x_j - x_i) - x_ij, which stays exact under large rigid translations. */
-static inline void shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, double inv_h2, size_t i,
-                                          int rate, double J[9], double Jd[9])
+static inline void shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
+                                          double inv_h2, size_t i, int rate, double J[9], double Jd[9])
 {
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *vi = p->v + 3 * i;
     double Mu[9] = {0}, Mv[9] = {0};
@@ -211,7 +225,6 @@ static inline void shard_solid_kinematics(const shard_particles *p, const shard_
             Mv[6] += v2 * d0, Mv[7] += v2 * d1, Mv[8] += v2 * d2;
         }
     }
-    const double *Ainv = p->Ainv + 6 * i;
     shard_solid_mul_sym(Mu, Ainv, J);
     J[0] += 1.0, J[4] += 1.0, J[8] += 1.0;
     if (rate)
@@ -222,60 +235,68 @@ static inline void shard_solid_kinematics(const shard_particles *p, const shard_
 
 /* J and Jdot with the rate only where the material's damping needs it. */
 static inline void shard_solid_kinematics_for(const shard_particles *p, const shard_csr *bonds,
-                                              const shard_solid_params *s, size_t i, double J[9], double Jd[9])
+                                              const shard_solid_params *s, const double *Ainv, size_t i,
+                                              double J[9], double Jd[9])
 {
     if (s->beta > 0.0)
-        shard_solid_kinematics(p, bonds, s->inv_h2, i, 1, J, Jd);
+        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, J, Jd);
     else
-        shard_solid_kinematics(p, bonds, s->inv_h2, i, 0, J, Jd);
+        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, J, Jd);
 }
 
-void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, size_t i,
-                          double J[9])
+void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                          const shard_solid_arrays *a, size_t i, double J[9])
 {
     double Jd[9];
-    shard_solid_kinematics(p, bonds, sp[p->body[i]].inv_h2, i, 0, J, Jd);
+    shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, J, Jd);
 }
 
 /* Pass 1 for one owned particle. */
-static inline void shard_solid_stress_one(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                                          double dt, size_t i)
+static inline void shard_solid_stress_one(const shard_particles *p, const shard_csr *bonds,
+                                          const shard_solid_params *sp, const shard_solid_arrays *a, double dt,
+                                          size_t i)
 {
     const shard_solid_params *s = &sp[p->body[i]];
+    size_t k = i - a->first;
+    const double *Ainv = a->Ainv + 6 * k;
     double J[9], Jd[9], P[9], S[6], PA[9];
-    shard_solid_kinematics_for(p, bonds, s, i, J, Jd);
-    shard_solid_material(s, J, Jd, p->eps_p + 6 * i, dt, P, S);
-    shard_solid_mul_sym(P, p->Ainv + 6 * i, PA);
+    shard_solid_kinematics_for(p, bonds, s, Ainv, i, J, Jd);
+    shard_solid_material(s, J, Jd, a->eps_p + 6 * k, dt, P, S);
+    shard_solid_mul_sym(P, Ainv, PA);
     double vol = p->volume[i];
-    double *Bi = p->B + 9 * i;
+    double *Bi = a->B + 9 * k;
     for (int m = 0; m < 9; m++)
         Bi[m] = vol * PA[m];
 }
 
-void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt)
-{
-    for (size_t i = 0; i < p->n_owned; i++)
-        shard_solid_stress_one(p, bonds, sp, dt, i);
-}
-
-void shard_solid_stress_list(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt,
-                             const int32_t *list, size_t n)
+void shard_solid_stress_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                             const shard_solid_arrays *a, double dt, const int32_t *list, size_t n)
 {
     for (size_t k = 0; k < n; k++)
-        shard_solid_stress_one(p, bonds, sp, dt, (size_t)list[k]);
+        shard_solid_stress_one(p, bonds, sp, a, dt, (size_t)list[k]);
 }
 
-/* f_i = sum_j w_ij (B_i + B_j) x_ij = B_i (sum_j w_ij x_ij) + sum_j B_j w_ij x_ij: the first sum is the
- * constant wx_i (shard_solid_moments), so the loop only gathers the partners' matrices. */
-static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds,
-                                         const shard_solid_params *sp, double *f, size_t i)
+void shard_solid_stress(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, double dt)
 {
-    const double *Xi = p->X + 3 * i, *Bi = p->B + 9 * i, *s = p->wx + 3 * i;
+    for (size_t i = a->first; i < a->first + a->n_owned; i++)
+        shard_solid_stress_one(p, bonds, sp, a, dt, i);
+}
+
+/* f_i += sum_j w_ij (B_i + B_j) x_ij = B_i (sum_j w_ij x_ij) + sum_j B_j w_ij x_ij: the first sum is the
+ * constant wx_i (shard_solid_moments), so the loop only gathers the partners' matrices.  `ghosts` is a
+ * compile-time constant at each call: without ghost partners the slot of j is j - first. */
+static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds,
+                                         const shard_solid_params *sp, const shard_solid_arrays *a, double *f,
+                                         size_t i, int ghosts)
+{
+    size_t k = i - a->first;
+    const double *Xi = p->X + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
     double inv_h2 = sp[p->body[i]].inv_h2;
     double f0 = 0.0, f1 = 0.0, f2 = 0.0;
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
-        const double *Xj = p->X + 3 * j, *Bj = p->B + 9 * j;
+        const double *Xj = p->X + 3 * j, *Bj = a->B + 9 * (ghosts ? shard_solid_slot(a, j) : j - a->first);
         double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
         double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
         double wd0 = w * d0, wd1 = w * d1, wd2 = w * d2;
@@ -283,33 +304,39 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
         f1 += Bj[3] * wd0 + Bj[4] * wd1 + Bj[5] * wd2;
         f2 += Bj[6] * wd0 + Bj[7] * wd1 + Bj[8] * wd2;
     }
-    f[3 * i + 0] = Bi[0] * s[0] + Bi[1] * s[1] + Bi[2] * s[2] + f0;
-    f[3 * i + 1] = Bi[3] * s[0] + Bi[4] * s[1] + Bi[5] * s[2] + f1;
-    f[3 * i + 2] = Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
-}
-
-void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f)
-{
-    for (size_t i = 0; i < p->n_owned; i++)
-        shard_solid_force_one(p, bonds, sp, f, i);
+    f[3 * i + 0] += Bi[0] * s[0] + Bi[1] * s[1] + Bi[2] * s[2] + f0;
+    f[3 * i + 1] += Bi[3] * s[0] + Bi[4] * s[1] + Bi[5] * s[2] + f1;
+    f[3 * i + 2] += Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
 }
 
 void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                             double *f, const int32_t *list, size_t n)
+                             const shard_solid_arrays *a, double *f, const int32_t *list, size_t n, int ghosts)
 {
-    for (size_t k = 0; k < n; k++)
-        shard_solid_force_one(p, bonds, sp, f, (size_t)list[k]);
+    if (ghosts)
+        for (size_t k = 0; k < n; k++)
+            shard_solid_force_one(p, bonds, sp, a, f, (size_t)list[k], 1);
+    else
+        for (size_t k = 0; k < n; k++)
+            shard_solid_force_one(p, bonds, sp, a, f, (size_t)list[k], 0);
+}
+
+void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, double *f)
+{
+    for (size_t i = a->first; i < a->first + a->n_owned; i++)
+        shard_solid_force_one(p, bonds, sp, a, f, i, 1);
 }
 
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                        double *sigma, double *von_mises, double *plastic)
+                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic)
 {
-    for (size_t i = 0; i < p->n_owned; i++) {
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
         const shard_solid_params *s = &sp[p->body[i]];
+        size_t k = i - a->first;
         double J[9], Jd[9], P[9], S[6], ep[6];
-        shard_solid_kinematics_for(p, bonds, s, i, J, Jd);
+        shard_solid_kinematics_for(p, bonds, s, a->Ainv + 6 * k, i, J, Jd);
         /* A copy and dt = 0: the material update then leaves the plastic strain exactly as it is. */
-        memcpy(ep, p->eps_p + 6 * i, sizeof ep);
+        memcpy(ep, a->eps_p + 6 * k, sizeof ep);
         shard_solid_material(s, J, Jd, ep, 0.0, P, S);
         double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
                      J[2] * (J[3] * J[7] - J[4] * J[6]);
@@ -321,30 +348,34 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
             double t = P[3 * r] * J[3 * c] + P[3 * r + 1] * J[3 * c + 1] + P[3 * r + 2] * J[3 * c + 2];
             sg[m] = det > 0.0 ? t / det : NAN;
         }
-        if (sigma)
-            memcpy(sigma + 6 * i, sg, sizeof sg);
+        if (sigma) {
+            static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
+            for (int m = 0; m < 9; m++)
+                sigma[9 * i + m] = sg[full[m]];
+        }
         if (von_mises) {
-            double a = sg[0] - sg[3], b = sg[3] - sg[5], c = sg[5] - sg[0];
-            von_mises[i] = sqrt(0.5 * (a * a + b * b + c * c) + 3.0 * (sg[1] * sg[1] + sg[4] * sg[4] + sg[2] * sg[2]));
+            double d0 = sg[0] - sg[3], d1 = sg[3] - sg[5], d2 = sg[5] - sg[0];
+            von_mises[i] = sqrt(0.5 * (d0 * d0 + d1 * d1 + d2 * d2) + 3.0 * (sg[1] * sg[1] + sg[4] * sg[4] + sg[2] * sg[2]));
         }
         if (plastic)
-            plastic[i] = shard_solid_norm6(p->eps_p + 6 * i);
+            plastic[i] = shard_solid_norm6(a->eps_p + 6 * k);
     }
 }
 
-double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp)
+void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx)
 {
-    double W = 0.0;
-    for (size_t i = 0; i < p->n_owned; i++) {
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
         const shard_solid_params *s = &sp[p->body[i]];
+        size_t k = i - a->first;
         double J[9];
-        shard_solid_gradient(p, bonds, sp, i, J);
+        shard_solid_gradient(p, bonds, sp, a, i, J);
         static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
         double Ee[6];
         for (int m = 0; m < 6; m++) {
             int r = idx[m][0], c = idx[m][1];
             Ee[m] = 0.5 * (J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c] - (r == c ? 1.0 : 0.0)) -
-                    p->eps_p[6 * i + m];
+                    a->eps_p[6 * k + m];
         }
         double tr = Ee[0] + Ee[3] + Ee[5];
         double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
@@ -354,7 +385,6 @@ double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, cons
                          J[2] * (J[3] * J[7] - J[4] * J[6]);
             U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
         }
-        W += p->volume[i] * U;
+        add(ctx, p->volume[i] * U);
     }
-    return W;
 }

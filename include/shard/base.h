@@ -1,8 +1,11 @@
-/* Shard base: the few things every module shares.
+/* Base (core): the few things every module shares.
  *
  * The error record that non-MPI code fills and hands back (the driver decides whether the fault is local or
- * global and calls decomposition/ to stop the ranks), source locations for scene-file messages, small
- * allocation helpers that never return NULL silently, and 3-vector helpers.  Nothing here knows about MPI.
+ * global and calls decomposition/ to stop the ranks), source locations for scene-file messages, and allocation
+ * that never returns NULL: a failed allocation names its size and the file and line that asked, and ends the
+ * run through the fatal handler (exit code SHARD_EXIT_INTERNAL, 5).  decomposition/comm.c installs a handler
+ * that prefixes the rank and aborts every rank; without one (tools, tests) the process prints and exits.
+ * Nothing here knows about MPI.
  */
 #ifndef SHARD_BASE_H
 #define SHARD_BASE_H
@@ -11,6 +14,10 @@
 #include <stdint.h>
 
 #define SHARD_VERSION_STRING "0.1.0"
+
+/* Longest names (bodies, materials, obstacles) and paths the scene and the writers keep, with the NUL. */
+#define SHARD_NAME_MAX 64
+#define SHARD_PATH_MAX 1024
 
 /* Exit codes every rank uses (documented in docs/architecture.md). */
 enum {
@@ -40,14 +47,35 @@ int shard_error_set(shard_error *err, int code, const char *fmt, ...) __attribut
 int shard_error_at(shard_error *err, const char *file, const shard_src_loc *loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Allocation that aborts the process with a message on failure (an out-of-memory rank cannot recover). */
-void *shard_malloc(size_t bytes);
-void *shard_calloc(size_t n, size_t size);
-void *shard_realloc(void *p, size_t bytes);
+/* Appends ", name" (just "name" when *used is 0) to the list in buf of `size` bytes, for "allowed: a, b, c"
+ * messages; stops quietly when the buffer is full. */
+void shard_list_append(char *buf, size_t size, size_t *used, const char *name);
+
+/* The end of the run for a fault that only this process sees and cannot recover from (out of memory).  The
+ * handler gets the exit code and a message without the "shard: error" prefix and must not return. */
+typedef void (*shard_fatal_fn)(int code, const char *msg);
+/* Installs the process's fatal handler (NULL restores the default: print "shard: error: MSG", exit(code)). */
+void shard_set_fatal_handler(shard_fatal_fn fn);
+#ifdef __cplusplus /* the Catalyst module (C++) reads this header too */
+[[noreturn]]
+#else
+_Noreturn
+#endif
+void shard_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Allocation that never returns NULL: on failure, "out of memory: N bytes (X GiB) requested at FILE:LINE"
+ * through shard_fatal with SHARD_EXIT_INTERNAL.  n * size of shard_calloc is checked for overflow. */
+void *shard_malloc_at(size_t bytes, const char *file, int line);
+void *shard_calloc_at(size_t n, size_t size, const char *file, int line);
+void *shard_realloc_at(void *p, size_t bytes, const char *file, int line);
+#define shard_malloc(bytes) shard_malloc_at((bytes), __FILE__, __LINE__)
+#define shard_calloc(n, size) shard_calloc_at((n), (size), __FILE__, __LINE__)
+#define shard_realloc(p, bytes) shard_realloc_at((p), (bytes), __FILE__, __LINE__)
 #define SHARD_FREE(p) do { free(p); (p) = NULL; } while (0)
 
 /* Grow-only buffer: ensures *cap >= need elements of `size` bytes, growing by 1.5x. */
-void shard_reserve(void **p, size_t *cap, size_t need, size_t size);
+void shard_reserve_at(void **p, size_t *cap, size_t need, size_t size, const char *file, int line);
+#define shard_reserve(p, cap, need, size) shard_reserve_at((p), (cap), (need), (size), __FILE__, __LINE__)
 
 #ifdef SHARD_DEBUG
 #include <stdio.h>

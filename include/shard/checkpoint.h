@@ -4,21 +4,24 @@
  * The module owns the checkpoint format, the atomic write (temporary name, flush, fsync, rename, then the oldest
  * beyond `keep` are deleted), the validation of a file before a restart uses it, and the test-only fault
  * injection.  What the state is comes from elsewhere: every particle array whose registry row (particles.h)
- * has SHARD_FIELD_STATE is written and restored, so a module that adds such a row is checkpointed without a
- * change here; bonds travel with their broken flags.  The driver repartitions the loaded state with METIS for
+ * has SHARD_FIELD_STATE is written and restored, and so is every such row of a matter module's block (in the
+ * module's section), so a module that adds such a row is checkpointed without a change here; bonds travel
+ * with their broken flags.  The driver repartitions the loaded state with METIS for
  * the new rank count (partition.h).
  *
- * Layout of DIR/checkpoint_<step>.h5 (rows in rank order, then increasing global id, as in output.h):
+ * Layout of DIR/checkpoint_<step>.h5 (rows in rank order, then the order of the owned particles):
  *   /                          attributes: format = "shard-checkpoint", format_version, shard_version, step,
  *                              time, dt, n_particles, n_bonds, n_ranks, contacts, state_hash, checksum,
  *                              complete (written last); dataset /scene (the scene text, attribute path)
- *   /particles/<dataset name>  one per SHARD_FIELD_STATE registry row: (N) or (N, k)
+ *   /particles/<dataset name>  one per SHARD_FIELD_STATE row of the particle registry: (N) or (N, k)
+ *   /<section>/global_id       (N_s) int64: the particles of a section (a matter module's kind: /solid)
+ *   /<section>/<dataset name>  one per SHARD_FIELD_STATE row of the module's block: (N_s) or (N_s, k)
  *   /bonds/count               (N) int32: bonds of the particle in the same row
  *   /bonds/partner             (n_bonds) int64: partner global ids, row after row, each row increasing
  *   /bonds/broken              (n_bonds) uint8: 1 = broken (kept so that damage survives a restart)
- * Later modules add their own groups (/rigid, /cloth) and a row in the section list of io/checkpoint.c.
- * `checksum` is the 64-bit sum over particles of a hash of the particle's global id, every state row and its
- * bond list: independent of the row order, so a reader checks it whatever the writer's rank count was.
+ * `checksum` is the 64-bit sum over particles of a hash of the particle's global id, every state row, its
+ * section's rows and its bond list: independent of the row order, so a reader checks it whatever the writer's
+ * rank count was.
  *
  * Fault injection (tests only): SHARD_FAULT_CHECKPOINT=STEP:N in the environment makes every rank kill itself
  * (SIGKILL) right after the N-th dataset of the checkpoint of step STEP has been written, leaving a partial
@@ -30,11 +33,21 @@
 #include "shard/comm.h"
 #include "shard/particles.h"
 
-#define SHARD_CHECKPOINT_FORMAT_VERSION 1
+#define SHARD_CHECKPOINT_FORMAT_VERSION 2
+
+/* A section: the per-particle state of one matter module, its block's SHARD_FIELD_STATE rows. */
+#define SHARD_CHECKPOINT_MAX_SECTIONS 8
+typedef struct shard_checkpoint_section {
+    const char *name;           /* group name: the module's kind */
+    const shard_block *block;   /* writer: the module's block on this rank (owned slots [0, n_owned), the
+                                 * particles first .. first + n_owned - 1); reader: rows only */
+} shard_checkpoint_section;
 
 /* What the driver hands the writer: its owned particles and their bonds, and the run's scalars. */
 typedef struct shard_checkpoint_state {
     const shard_particles *p;   /* owned rows [0, n_owned) */
+    int n_sections;
+    const shard_checkpoint_section *sections;
     const shard_csr *bonds;     /* local partner indices, rows sorted by partner global id */
     const uint8_t *broken;      /* per bond entry (NULL: none broken) */
     long step;
@@ -77,14 +90,19 @@ typedef struct shard_checkpoint_data {
     size_t scene_len;
     char scene_path[1024];
     shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n */
+    shard_block blocks[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section: its STATE rows, row = global id (n) */
+    int8_t *section_of;         /* per global id: the section that holds the particle, or -1 */
     shard_csr bonds;            /* rows = global ids, idx = partner global ids */
     uint8_t *broken;            /* per bond entry */
 } shard_checkpoint_data;
 
 /* Local: reads and validates `path` completely (format, version, completeness, every dataset and its size,
- * global ids a permutation, bonds in range, sorted and symmetric, checksum).  Returns 0, or SHARD_EXIT_INPUT
- * with "PATH: <what is wrong>" in err; nothing is written anywhere. */
-int shard_checkpoint_load(const char *path, shard_checkpoint_data *d, shard_error *err);
+ * global ids a permutation, each section's ids distinct and in range, bonds in range, sorted and symmetric,
+ * checksum).  sections[0..n_sections) name the sections to read and their rows (block->rows); a section with
+ * no STATE row is neither written nor read.  Returns 0, or SHARD_EXIT_INPUT with "PATH: <what is wrong>" in
+ * err; nothing is written anywhere. */
+int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
+                          shard_checkpoint_data *d, shard_error *err);
 /* NULL-safe; zeroes the struct. */
 void shard_checkpoint_data_free(shard_checkpoint_data *d);
 

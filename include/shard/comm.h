@@ -13,7 +13,9 @@
 
 typedef struct shard_comm shard_comm;
 
-/* Initialises MPI (MPI_ERRORS_RETURN on the world communicator). Collective. */
+/* Initialises MPI (MPI_ERRORS_RETURN on the world communicator) and installs the fatal handler of base.h:
+ * an unrecoverable local fault (out of memory) prints "shard: error on rank N: ..." and aborts every rank with
+ * its code. Collective. */
 shard_comm *shard_comm_init(int *argc, char ***argv);
 /* Finalises MPI; NULL-safe, nulls the pointer. Collective. */
 void shard_comm_finalize(shard_comm **c);
@@ -36,11 +38,11 @@ int shard_comm_agree(shard_comm *c, shard_error *err, int root);
 /* Collective: if any rank has err->code != 0, every rank gets the record of the lowest such rank. */
 int shard_comm_any_error(shard_comm *c, shard_error *err);
 
-/* Collective broadcasts and reductions. Floating-point sums are for diagnostics only (their rounding depends
- * on the rank count); anything that changes state uses min / max or integer sums, which are exact. */
+/* Collective broadcasts and reductions.  shard_comm_sum of doubles rounds in an order that depends on the rank
+ * count: use it only for figures that may differ in the last bits (timings); sums that are printed or change
+ * state use the exact sums below (shard_comm_xsum), min / max or integer sums, which are exact. */
 void shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, int root);
 double shard_comm_max(shard_comm *c, double v);
-double shard_comm_min(shard_comm *c, double v);
 void shard_comm_sum(shard_comm *c, double *v, int n);
 void shard_comm_max_ints(shard_comm *c, int *v, int n);
 void shard_comm_max_doubles(shard_comm *c, double *v, int n);
@@ -52,6 +54,10 @@ void shard_comm_barrier(shard_comm *c);
 /* Collective: the sum of v over the ranks below this one (0 on rank 0): where this rank's rows start in a
  * dataset written in rank order. */
 int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v);
+
+/* Collective: every rank sends count[r] values of send (rank after rank, in rank order) to rank r, and
+ * receives what every rank sent it, in rank order, in a new array (caller frees) of *n_recv values. */
+int64_t *shard_comm_exchange_i64(shard_comm *c, const int64_t *send, const size_t *count, size_t *n_recv);
 
 /* The MPI communicator behind c, as an opaque pointer to an MPI_Comm.  Only decomposition/ and io/ (parallel
  * HDF5 opens files on a communicator) may cast it; everything else stays MPI-free. Local. */

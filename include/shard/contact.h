@@ -23,6 +23,11 @@ typedef struct shard_contact_params { /* per body */
     double mu;        /* friction coefficient */
 } shard_contact_params;
 
+/* The contact constants of body b from its material and spacing: radius = spacing / 2, k = the material's
+ * contact stiffness or, when 'auto', E * spacing (the stiffness of a cube of side `spacing` under uniaxial
+ * load). Local. */
+void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_params *cp);
+
 /* f += forces from particle-particle contacts of owned particles with their candidates; returns the number of
  * active contacts. Local. */
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
@@ -31,8 +36,5 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
 /* f += obstacle forces on owned particles at time t; returns the number of active contacts. Local. */
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
                                const shard_obstacle_def *obs, double t, double *f);
-
-/* Signed distance from p to the obstacle at time t (negative inside) and the outward unit normal. Local. */
-double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3]);
 
 #endif

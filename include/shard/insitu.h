@@ -11,8 +11,8 @@
  *
  * What the scripts see (docs/insitu.md): one Catalyst channel named "input", a vtkPartitionedDataSetCollection
  * whose data assembly names its blocks.  Block "particles" (index 0) holds one vtkPolyData partition per rank:
- * the rank's owned particles as points with one vertex cell each, and the point arrays of shard_insitu_fields
- * under the names of the HDF5 output, plus "rank" (the owner).  Blocks "cloth" and "rigid" are reserved for
+ * the rank's owned particles as points with one vertex cell each, and one point array per column of
+ * shard_insitu_fields under the names of the HDF5 output, plus "rank" (the owner).  Blocks "cloth" and "rigid" are reserved for
  * cloth triangles and rigid-body frames; scripts should select blocks by name, not by index.
  *
  * Errors: a script that is missing, unreadable, not valid Python, or that raises while it runs ends the run
@@ -24,6 +24,7 @@
 #define SHARD_INSITU_H
 
 #include "shard/base.h"
+#include "shard/fields.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,25 +37,16 @@ typedef struct shard_comm shard_comm;
 
 typedef struct shard_insitu shard_insitu;
 
-/* One rank's owned particles for one output step.  `position` is required; every other pointer may be NULL,
- * and the array is then left out of the dataset (on every rank, when any rank with particles leaves it out).
- * Layouts are those of the particle store and the HDF5 output (shard/output.h), so the driver can pass the
- * columns it writes: 3-vectors as x[3*i + k]; the stress as 6 values per particle in Shard's symmetric order
- * xx xy xz yy yz zz, which the adaptor reorders into VTK's (xx yy zz xy yz xz, component names XX YY ZZ XY YZ
- * XZ) for ParaView.  Every other array is used in place, without a copy, for the duration of
- * shard_insitu_execute only. */
+/* One rank's owned particles for one output step: the point coordinates and the columns of the output fields
+ * (shard/fields.h; the same list, in the same order, on every rank).  A column whose data is NULL on some rank
+ * with particles is left out of the dataset on every rank.  Arrays are used in place, without a copy, for the
+ * duration of shard_insitu_execute only.  A "global_id" column becomes the points' GlobalIds; when no "rank"
+ * column is given the adaptor adds one. */
 typedef struct shard_insitu_fields {
     size_t n;                      /* owned particles on this rank (may be 0) */
     const double *position;        /* 3n, current position, m: the point coordinates */
-    const int64_t *global_id;      /* n, "global_id" (also the points' GlobalIds attribute) */
-    const double *velocity;        /* 3n, "velocity", m/s */
-    const double *displacement;    /* 3n, "displacement" = x - X, m */
-    const double *stress;          /* 6n, "stress", Cauchy, Pa: xx xy xz yy yz zz (reordered for VTK) */
-    const double *von_mises;       /* n, "von_mises", Pa */
-    const double *plastic_strain;  /* n, "plastic_strain": Frobenius norm of the plastic Green strain */
-    const double *damage;          /* n, "damage", in [0, 1] */
-    const int32_t *body;           /* n, "body": body index in the scene */
-    const int32_t *material;       /* n, "material": material index in the scene */
+    int n_cols;                    /* at most 64 */
+    const shard_column *cols;
 } shard_insitu_fields;
 
 /* The most scripts one run takes (scene and command line together). */

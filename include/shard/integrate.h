@@ -1,5 +1,5 @@
-/* Integrate: velocity Verlet (kick-drift-kick) for owned particles, prescribed velocities, and the state
- * hash.
+/* Integrate: velocity Verlet (kick-drift-kick) for owned particles, prescribed velocities, the accelerations
+ * and the Verlet-skin check.
  *
  *   v(n+1/2) = v(n) + dt/2 a(n);  x(n+1) = x(n) + dt v(n+1/2);  a(n+1) = f(x(n+1), v(n+1/2)) / m + g;
  *   v(n+1) = v(n+1/2) + dt/2 a(n+1)
@@ -19,9 +19,5 @@ void shard_integrate_drift(shard_particles *p, double dt);
 void shard_integrate_accel(shard_particles *p, const double *f, const double g[3]);
 /* Largest squared displacement since the last contact build, or +inf if any position is not finite. Local. */
 double shard_integrate_max_move2(const shard_particles *p);
-
-/* Order-independent 64-bit hash of the owned particles' (gid, x, v): the sum mod 2^64 of a strong per-particle
- * hash.  The sum over ranks (integer, so exact) is the state hash of the run, equal for any partition. */
-uint64_t shard_state_hash_local(const shard_particles *p);
 
 #endif

@@ -13,6 +13,9 @@
 
 #include "shard/base.h"
 
+/* The largest mesh file read (16 GiB: some 3 * 10^8 triangles of binary STL). */
+#define SHARD_MESH_MAX_BYTES ((size_t)16 << 30)
+
 typedef struct shard_mesh {
     size_t n_vertices;
     double *vertices;   /* 3 * n_vertices */

@@ -36,7 +36,7 @@ void shard_cells_coord(const shard_cells *c, const double p[3], int64_t ijk[3]);
 void shard_cells_free(shard_cells *c);
 
 /* Reference bonds of n particles with positions X (global arrays, index = global id), bodies contiguous in id
- * order: body b spans [body_start[b], body_start[b+1]) with support radius h[b].  Fills a CSR with global ids
+ * order: body b spans [body_start[b], body_start[b+1]) with support radius h[b] (h[b] <= 0: no bonds).  Fills a CSR with global ids
  * (int32: at most 2^31 particles are partitioned centrally).  Local. */
 void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t *body_start, const double *h,
                           shard_csr *bonds);

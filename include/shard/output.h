@@ -8,9 +8,8 @@
  *
  *   /                    attributes: format = "shard-output", format_version, shard_version, step, time,
  *                        n_particles, n_ranks; dataset /scene (the scene text, attribute path)
- *   /particles/<column>  (N) or (N, k) per column: position (always), global_id (always), velocity,
- *                        displacement, stress (xx xy xz yy yz zz), von_mises, plastic_strain, damage, body,
- *                        material, rank
+ *   /particles/<column>  (N) or (N, k) per column: the output fields of fields.h that the scene selects
+ *                        (position and global_id always; stress as (N, 9), the full tensor row by row)
  *   /particles/index     (N) int64: the row of the particle whose global id is g is index[g]
  *   /cloth, /rigid       reserved for cloth triangles and rigid-body frames (a new group each; readers of
  *                        /particles are unaffected, so adding them does not change format_version)
@@ -24,24 +23,12 @@
 
 #include "shard/comm.h"
 #include "shard/particles.h"
-#include "shard/scene.h"
+#include "shard/fields.h"
+#include "shard/interval.h"
 
-#define SHARD_OUTPUT_FORMAT_VERSION 1
-
-/* One per-particle array of the owned particles: n_owned rows of ncomp values. */
-typedef struct shard_output_column {
-    const char *name;      /* dataset and ParaView array name */
-    shard_field_type type;
-    int ncomp;             /* 1 scalar, 3 vector, 6 symmetric tensor (xx xy xz yy yz zz: XDMF's Tensor6) */
-    const void *data;
-} shard_output_column;
+#define SHARD_OUTPUT_FORMAT_VERSION 2
 
 typedef struct shard_output shard_output;
-
-/* Local, the same answer on every rank: whether an interval falls due at `step` (time step*dt).  Steps:
- * multiples of every, including 0.  Time: step 0 and every step that crosses a multiple of every_time
- * (the step whose time first reaches k * every_time, to within 1e-9 of an interval). */
-int shard_interval_due(const shard_interval *iv, long step, double dt);
 
 /* Local: an output writer into `dir` (created on the first write, not before: a run that fails at start-up
  * touches nothing).  The scene text and path are stored in every file.  Caller owns the handle. */
@@ -57,7 +44,7 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
  * "position" (3 doubles) and one "global_id" (int64)), then rewrites the XDMF index on rank 0.  Returns 0, or
  * SHARD_EXIT_IO with the same *err on every rank. */
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_output_column *cols, shard_error *err);
+                       int n_cols, const shard_column *cols, shard_error *err);
 
 /* Local: files written by this process's run so far, raw bytes this rank wrote, seconds this rank spent
  * writing. */

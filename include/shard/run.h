@@ -1,15 +1,17 @@
-/* Run: the driver.  A simulation object built from a scene, stepped, reported on.
+/* Run: the driver.  A simulation object built from a scene, stepped, reported on (src/driver/).
  *
  * The driver owns the order of one time step (docs/architecture.md) and the start-up sequence: read the scene
- * on rank 0 and broadcast its text, parse it everywhere, sample and bond it on rank 0, partition and
- * distribute, then precompute the solid's moment matrices.  Between phases it calls decomposition/ for
- * exchanges and reductions; it never calls MPI itself.  Tests build several simulations in one process.
+ * on rank 0 and broadcast its text, parse it everywhere, give each body its matter module (matter.h), sample
+ * and bond it on rank 0, partition and distribute, then let each module precompute.  It knows no physics: it
+ * loops over the matter table and the force table.  Between phases it calls decomposition/ for exchanges and
+ * reductions; it never calls MPI itself.  Tests build several simulations in one process.
  */
 #ifndef SHARD_RUN_H
 #define SHARD_RUN_H
 
 #include "shard/comm.h"
-#include "shard/output.h"
+#include "shard/fields.h"
+#include "shard/matter.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
 
@@ -29,16 +31,31 @@ shard_overrides shard_default_overrides(void);
 
 typedef struct shard_sim shard_sim;
 
+/* The tables a simulation runs with: the matter modules and the common force terms.  NULL tables (or a NULL
+ * pointer to this struct) mean this build's (shard_matter_table, shard_force_table); tests add modules of
+ * their own this way. */
+typedef struct shard_sim_tables {
+    const shard_matter *const *modules;
+    int n_modules;
+    const shard_force_term *const *terms;
+    int n_terms;
+} shard_sim_tables;
+
 /* Collective.  Builds a simulation from the scene text (rank 0's copy; other ranks may pass NULL text) read
  * from `path`.  On bad input returns NULL with the same *err on every rank. */
 shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
                             const shard_overrides *ov, shard_error *err);
+/* The same with tables of the caller's (NULL: this build's). */
+shard_sim *shard_sim_create_with(shard_comm *c, const char *path, const char *text, size_t len,
+                                 const shard_overrides *ov, const shard_sim_tables *tables, shard_error *err);
 /* Collective: reads the scene file on rank 0 and calls shard_sim_create.  With ov->restart the state comes from
  * that checkpoint instead (validated first; repartitioned for the current rank count) and the run continues at
  * its step: `path` must then name a file with exactly the scene text stored in the checkpoint, or be NULL to
  * use that stored text.  A bad checkpoint returns NULL with the same *err (SHARD_EXIT_INPUT, "FILE: what")
  * on every rank before anything is written. */
 shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err);
+shard_sim *shard_sim_open_with(shard_comm *c, const char *path, const shard_overrides *ov,
+                               const shard_sim_tables *tables, shard_error *err);
 
 /* Collective: advances one step. */
 void shard_sim_step(shard_sim *s);
@@ -57,7 +74,8 @@ typedef struct shard_diag {
     double max_speed;          /* m/s */
     int64_t contacts;          /* active particle-particle + obstacle contacts at the last force evaluation */
 } shard_diag;
-/* Collective: global diagnostics (floating-point sums: for reporting only). */
+/* Collective: global diagnostics.  Every sum is exact (shard_comm_xsum), so the figures have the same bits on
+ * any number of ranks. */
 shard_diag shard_sim_diagnostics(shard_sim *s);
 
 /* Collective: writes an output file (scene `output` section) / a checkpoint (`checkpoint` section) of the
@@ -67,11 +85,13 @@ int shard_sim_write_output(shard_sim *s, shard_error *err);
 int shard_sim_write_checkpoint(shard_sim *s, shard_error *err);
 /* Collective: the columns the next output would write for this rank's owned particles at the current state
  * (the scene's field selection; arrays valid until the next call or step).  Returns the count (<= max). */
-int shard_sim_output_columns(shard_sim *s, shard_output_column *cols, int max);
+int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max);
 /* Local: the path of the last checkpoint written ("" before the first). */
 const char *shard_sim_last_checkpoint(const shard_sim *s);
 
 const shard_particles *shard_sim_particles(const shard_sim *s);
+/* The block of the matter module of `kind` on this rank, or NULL when the run has no such module. Local. */
+const shard_block *shard_sim_block(const shard_sim *s, const char *kind);
 /* The reference bonds of the owned particles (local partner indices). Local. */
 const shard_csr *shard_sim_bonds(const shard_sim *s);
 const shard_scene *shard_sim_scene(const shard_sim *s);

@@ -9,6 +9,7 @@
 #ifndef SHARD_SAMPLE_H
 #define SHARD_SAMPLE_H
 
+#include "shard/particles.h"
 #include "shard/scene.h"
 
 typedef struct shard_sampled {
@@ -25,9 +26,13 @@ typedef struct shard_sampled {
 /* Samples every body.  Errors (unreadable or open mesh, a body with no particle) name file, line and key.
  * Returns 0 or SHARD_EXIT_INPUT. Local. */
 int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err);
+/* Samples every body and finds the reference bonds of the whole run (neighbor.h): particles of body b closer
+ * than h[b] (h[b] <= 0: none).  bonds gets rows = global ids, entries = partner global ids; at most 2^31 - 1
+ * particles and bonds, the limit of rank 0's partition (error otherwise).  Returns 0 or SHARD_EXIT_INPUT.
+ * Local. */
+int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sampled *out, shard_csr *bonds,
+                             shard_error *err);
 void shard_sampled_free(shard_sampled *s);
 
-/* Lattice points of one primitive shape (box, sphere, cylinder) into a new array (caller frees). Local. */
-void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n);
 
 #endif

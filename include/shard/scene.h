@@ -9,31 +9,9 @@
 #ifndef SHARD_SCENE_H
 #define SHARD_SCENE_H
 
-#include "shard/base.h"
-
-#define SHARD_NAME_MAX 64
-#define SHARD_PATH_MAX 1024
-
-typedef enum shard_shape_kind {
-    SHARD_SHAPE_BOX = 0,
-    SHARD_SHAPE_SPHERE,
-    SHARD_SHAPE_CYLINDER,
-    SHARD_SHAPE_MESH,
-} shard_shape_kind;
-
-/* A solid region of space: a body's shape, or a region for a boundary condition. */
-typedef struct shard_shape {
-    shard_shape_kind kind;
-    double min[3], max[3];    /* box: axis-aligned corners, min < max */
-    double center[3];         /* sphere */
-    double radius;            /* sphere, cylinder (> 0) */
-    double p0[3], p1[3];      /* cylinder: centres of the two end caps */
-    char file[SHARD_PATH_MAX];/* mesh: path as resolved (relative paths are taken from the scene's folder) */
-    double scale;             /* mesh: uniform scale applied first (default 1) */
-    double translate[3];      /* mesh: then this translation (default 0) */
-    shard_src_loc loc;        /* the shape's node, key e.g. "bodies[0].shape" */
-    shard_src_loc file_loc;   /* mesh: the file value, key "bodies[0].shape.mesh.file" */
-} shard_shape;
+#include "shard/fields.h"
+#include "shard/geometry.h"
+#include "shard/interval.h"
 
 typedef struct shard_material {
     char name[SHARD_NAME_MAX];
@@ -58,8 +36,13 @@ typedef struct shard_constraint {
     shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
 } shard_constraint;
 
+#define SHARD_KIND_MAX 32
+
 typedef struct shard_body_def {
     char name[SHARD_NAME_MAX];
+    char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the matter table (matter.h);
+                                * the driver checks the name against its table and reports kind_loc */
+    shard_src_loc kind_loc;
     int material;            /* index into scene->materials */
     shard_shape shape;
     double spacing;          /* lattice spacing, m, > 0 */
@@ -70,25 +53,6 @@ typedef struct shard_body_def {
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
     shard_src_loc loc;       /* key "bodies[i]" */
 } shard_body_def;
-
-typedef enum shard_obstacle_kind {
-    SHARD_OBSTACLE_PLANE = 0,  /* infinite half-space below the plane; particles stay on the normal's side */
-    SHARD_OBSTACLE_SPHERE,     /* solid ball */
-    SHARD_OBSTACLE_BOX,        /* solid axis-aligned box */
-} shard_obstacle_kind;
-
-typedef struct shard_obstacle_def {
-    char name[SHARD_NAME_MAX];  /* optional; "obstacles[i]" when not given */
-    shard_obstacle_kind kind;
-    double point[3], normal[3];  /* plane (normal normalised by the parser) */
-    double center[3], radius;    /* sphere */
-    double min[3], max[3];       /* box */
-    double velocity[3];          /* prescribed velocity, m/s (default 0: static) */
-    double friction;             /* Coulomb coefficient, >= 0 (default 0.5) */
-    double stiffness;            /* N/m, 0 = auto (from the touching particle's material) */
-    double damping;              /* fraction of critical, in [0, 1] (default 0.1) */
-    shard_src_loc loc;
-} shard_obstacle_def;
 
 typedef struct shard_run_def {
     double gravity[3];        /* m/s^2 (default 0 0 -9.81) */
@@ -102,31 +66,6 @@ typedef struct shard_run_def {
     double svd_threshold;     /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
     shard_src_loc steps_loc, end_time_loc, dt_loc;
 } shard_run_def;
-
-/* Per-particle fields the HDF5 output can write (output.fields); position and global_id are always written. */
-typedef enum shard_output_field {
-    SHARD_OUT_POSITION = 0,
-    SHARD_OUT_VELOCITY,
-    SHARD_OUT_DISPLACEMENT,
-    SHARD_OUT_STRESS,
-    SHARD_OUT_VON_MISES,
-    SHARD_OUT_PLASTIC_STRAIN,
-    SHARD_OUT_DAMAGE,
-    SHARD_OUT_BODY,
-    SHARD_OUT_MATERIAL,
-    SHARD_OUT_RANK,
-    SHARD_OUT_GLOBAL_ID,
-    SHARD_OUT_COUNT
-} shard_output_field;
-
-/* The names used in scenes, in the HDF5 files and in ParaView ("von_mises"), indexed by shard_output_field. */
-extern const char *const shard_output_field_names[SHARD_OUT_COUNT];
-
-/* An interval in steps or in simulated time: exactly one of every / every_time is > 0 when enabled. */
-typedef struct shard_interval {
-    long every;               /* steps, > 0 */
-    double every_time;        /* s, > 0 */
-} shard_interval;
 
 typedef struct shard_output_def {
     int enabled;              /* the scene has an `output` section */
@@ -177,8 +116,5 @@ int shard_scene_parse(const char *path, const char *text, size_t len, shard_scen
 
 /* Frees everything the scene owns; NULL-safe; leaves *scene zeroed. */
 void shard_scene_free(shard_scene *scene);
-
-/* Inside test for a region (box, sphere, cylinder; not mesh). Local. */
-int shard_shape_contains(const shard_shape *s, const double p[3]);
 
 #endif

@@ -57,41 +57,69 @@ int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6]);
 void shard_solid_material(const shard_solid_params *sp, const double J[9], const double Jdot[9], double eps_p[6],
                           double dt, double P[9], double S[6]);
 
-/* A^+ for every owned particle from its bonds (rest positions of owned and bond-ghost particles). Local. */
-void shard_solid_moments(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                         double svd_threshold);
+/* The solid's per-particle arrays: a block (particles.h) with these rows, X_(index, type, components, flags,
+ * "dataset name").  Only the plastic strain is state; the rest is recomputed from it and the rest positions.
+ * B exists for the module's ghosts too (their B arrives by halo exchange); the others for owned particles. */
+#define SHARD_SOLID_FIELDS(X_)                                                                                   \
+    X_(SHARD_SOLID_B, double, 9, 0, "force_matrix")                                                              \
+    X_(SHARD_SOLID_AINV, double, 6, 0, "moment_pinv")                                                            \
+    X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                          \
+    X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")
+enum { SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_N_ROWS };
 
-/* Pass 1 over owned particles: gradients, strain, plasticity (advances eps_p by dt), B.  Needs current x, v of
- * owned and bond ghosts.  Local. */
-void shard_solid_stress(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt);
+/* The kernels' view of the block: slot s of every array belongs to local particle first + s (owned, s <
+ * n_owned) or ghost_first + s - n_owned (ghost).  Filled by shard_solid_view. */
+typedef struct shard_solid_arrays {
+    double *B;           /* 9 per slot, row-major: v P A^+ (owned and ghosts) */
+    double *Ainv;        /* 6 per slot: pseudo-inverse of the moment matrix, xx xy xz yy yz zz */
+    double *wx;          /* 3 per slot: sum_j w_ij x_ij, the constant part of the force gather */
+    double *eps_p;       /* 6 per slot: plastic Green strain */
+    size_t first, n_owned, ghost_first;
+} shard_solid_arrays;
 
-/* The two passes over a list of owned particles only (list[0..n)), so that particles with no ghost partner can
- * be computed while a halo exchange is in flight.  Each particle's result does not depend on the list. */
-void shard_solid_stress_list(shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double dt,
-                             const int32_t *list, size_t n);
+/* The view of a solid block. Local. */
+shard_solid_arrays shard_solid_view(const shard_block *b);
+
+/* A^+ and sum_j w_ij x_ij of every owned particle of the block from its bonds (rest positions of owned and
+ * bond-ghost particles). Local. */
+void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                         const shard_solid_arrays *a, double svd_threshold);
+
+/* Pass 1 over list[0..n) (owned particles of the block): gradients, strain, plasticity (advances eps_p by dt),
+ * B.  Needs current x, v of the particles and their bond partners.  Each particle's result does not depend on
+ * the list, so particles with no ghost partner can be computed while a halo exchange is in flight. Local. */
+void shard_solid_stress_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                             const shard_solid_arrays *a, double dt, const int32_t *list, size_t n);
+/* Pass 2: f[3*i..] += solid force of each listed particle.  Needs B of the particles and their partners.
+ * `ghosts` says whether a partner may be a ghost (0 only for lists whose partners are all owned, which then
+ * skip the slot lookup of a ghost). Local. */
 void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                             double *f, const int32_t *list, size_t n);
-
-/* Pass 2 over owned particles: f[3*i..] = solid force (overwrites f).  Needs B of owned and bond ghosts. */
-void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, double *f);
+                             const shard_solid_arrays *a, double *f, const int32_t *list, size_t n, int ghosts);
+/* Both passes over every owned particle of the block, for tests and tools without a halo. Local. */
+void shard_solid_stress(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, double dt);
+void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, double *f);
 
 /* Deformation gradient J of owned particle i from the current positions (used by tests and output). */
-void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp, size_t i,
-                          double J[9]);
+void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                          const shard_solid_arrays *a, size_t i, double J[9]);
 
-/* What the output shows of the solid, for the owned particles at the current x, v (owned and bond ghosts must be
- * current): the Cauchy stress sigma = P J^T / det J (6 per particle, Pa, in Shard's symmetric order xx xy xz yy
- * yz zz, which is also XDMF's Tensor6 order; NaN where det J <= 0, an inverted particle), its von Mises
- * equivalent
+/* What the output shows of the solid, for the block's owned particles at the current x, v (owned and bond
+ * ghosts must be current), written at their local index i (columns over all owned particles): the Cauchy
+ * stress sigma = P J^T / det J (9 per particle, Pa, the full symmetric 3x3 tensor row by row, so that every
+ * reader sees the same components; NaN where det J <= 0, an inverted particle), its von Mises equivalent
  * sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
  * Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
  * terms); the plastic strain is read, never advanced, so calling this never changes the state.  Any output
  * pointer may be NULL.  Local. */
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                        double *sigma, double *von_mises, double *plastic);
+                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic);
 
-/* Elastic energy sum_i v_i U_i of the owned particles at the current positions (plastic strain held fixed;
- * U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2).  Diagnostics and tests. Local. */
-double shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp);
+/* Elastic energy v_i U_i of each owned particle of the block at the current positions (plastic strain held
+ * fixed; U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2), handed to add(ctx, value) one particle at a
+ * time in local order (the caller sums them exactly, so the order does not matter).  Local. */
+void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                        const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx);
 
 #endif

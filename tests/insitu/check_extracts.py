@@ -17,7 +17,7 @@ from paraview.vtk.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
 from vtkmodules.vtkIOXML import vtkXMLPartitionedDataSetCollectionReader
 
-ARRAYS = {"velocity": 3, "displacement": 3, "stress": 6, "von_mises": 1, "plastic_strain": 1, "damage": 1,
+ARRAYS = {"velocity": 3, "displacement": 3, "stress": 9, "von_mises": 1, "plastic_strain": 1, "damage": 1,
           "body": 1, "material": 1, "rank": 1, "global_id": 1}
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -78,16 +78,18 @@ for step in found:
         if n and pd.GetArray("global_id") is not None:
             ids.append(vtk_to_numpy(pd.GetArray("global_id")))
         if n and pd.GetArray("von_mises") is not None and pd.GetArray("stress") is not None:
-            # The stress must reach ParaView in VTK's order XX YY ZZ XY YZ XZ: von Mises from it, read so, must
-            # match the von Mises the driver computed.
+            # The stress reaches ParaView as the full 3x3 tensor, row by row (XX XY XZ YX YY YZ ZX ZY ZZ), which
+            # every VTK filter reads the same way: symmetric, and von Mises from it must match the driver's.
             s = vtk_to_numpy(pd.GetArray("stress"))
             vm = vtk_to_numpy(pd.GetArray("von_mises"))
-            xx, yy, zz, xy, yz, xz = (s[:, k] for k in range(6))
+            xx, xy, xz, yx, yy, yz, zx, zy, zz = (s[:, k] for k in range(9))
             check = numpy.sqrt(0.5 * ((xx - yy) ** 2 + (yy - zz) ** 2 + (zz - xx) ** 2) + 3 * (xy ** 2 + yz ** 2 + xz ** 2))
-            names = [pd.GetArray("stress").GetComponentName(k) for k in range(6)]
+            names = [pd.GetArray("stress").GetComponentName(k) for k in range(9)]
             if not numpy.allclose(check, vm, rtol=1e-12, atol=1e-9 * max(1.0, numpy.abs(vm).max())):
-                failures.append("%s: partition %d: stress components are not in VTK's order" % (name, part))
-            if names != ["XX", "YY", "ZZ", "XY", "YZ", "XZ"]:
+                failures.append("%s: partition %d: stress components are not row by row" % (name, part))
+            if not (numpy.array_equal(xy, yx) and numpy.array_equal(yz, zy) and numpy.array_equal(xz, zx)):
+                failures.append("%s: partition %d: stress tensor is not symmetric" % (name, part))
+            if names != ["XX", "XY", "XZ", "YX", "YY", "YZ", "ZX", "ZY", "ZZ"]:
                 failures.append("%s: partition %d: stress component names %s" % (name, part, names))
     if points != particles:
         failures.append("%s: %d points in the partitions, expected %d" % (name, points, particles))

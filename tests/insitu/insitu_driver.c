@@ -48,7 +48,7 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
     b->x = shard_malloc(3 * n * sizeof *b->x + 1);
     b->v = shard_malloc(3 * n * sizeof *b->v + 1);
     b->u = shard_malloc(3 * n * sizeof *b->u + 1);
-    b->stress = shard_malloc(6 * n * sizeof *b->stress + 1);
+    b->stress = shard_malloc(9 * n * sizeof *b->stress + 1);
     b->vm = shard_malloc(n * sizeof *b->vm + 1);
     b->plastic = shard_malloc(n * sizeof *b->plastic + 1);
     b->damage = shard_malloc(n * sizeof *b->damage + 1);
@@ -79,7 +79,7 @@ static void test_block_fill(test_block *b, long step)
     for (size_t i = 0; i < b->n; i++) {
         const double *X = b->X + 3 * i;
         double w = A * sin(M_PI * X[0]);
-        double *u = b->u + 3 * i, *x = b->x + 3 * i, *v = b->v + 3 * i, *s = b->stress + 6 * i;
+        double *u = b->u + 3 * i, *x = b->x + 3 * i, *v = b->v + 3 * i, *s = b->stress + 9 * i;
         u[0] = 0.0, u[1] = 0.0, u[2] = w * c;
         v[0] = 0.0, v[1] = 0.0, v[2] = w * sdot;
         for (int k = 0; k < 3; k++)
@@ -87,8 +87,8 @@ static void test_block_fill(test_block *b, long step)
         /* bending stress: linear through the thickness, largest mid-span */
         double sxx = E * A * M_PI * M_PI * sin(M_PI * X[0]) * (X[2] - 0.25) * c;
         double syy = 0.3 * sxx, szz = 0.0, sxy = 0.1 * sxx, syz = 0.0, sxz = 0.0;
-        /* Shard's symmetric order, as the driver hands it over: xx xy xz yy yz zz */
-        s[0] = sxx, s[1] = sxy, s[2] = sxz, s[3] = syy, s[4] = syz, s[5] = szz;
+        /* the full tensor row by row, as the driver hands it over */
+        s[0] = sxx, s[1] = sxy, s[2] = sxz, s[3] = sxy, s[4] = syy, s[5] = syz, s[6] = sxz, s[7] = syz, s[8] = szz;
         b->vm[i] = sqrt(0.5 * ((sxx - syy) * (sxx - syy) + (syy - szz) * (syy - szz) + (szz - sxx) * (szz - sxx)) +
                         3.0 * (sxy * sxy + syz * syz + sxz * sxz));
         b->plastic[i] = 1e-3 * X[0] * (double)step;
@@ -162,12 +162,19 @@ int main(int argc, char **argv)
         if (!shard_insitu_wants(insitu, step))
             continue;
         test_block_fill(&b, step);
-        shard_insitu_fields f = {.n = b.n, .position = b.x};
-        if (!only_position) {
-            f.global_id = b.gid, f.velocity = b.v, f.displacement = b.u, f.stress = b.stress;
-            f.von_mises = b.vm, f.plastic_strain = b.plastic, f.damage = b.damage;
-            f.body = b.body, f.material = b.material;
-        }
+        /* The columns the driver hands over, by the output field table (rank: the adaptor's own). */
+        const void *data[SHARD_OUT_COUNT] = {
+            [SHARD_OUT_GLOBAL_ID] = b.gid, [SHARD_OUT_VELOCITY] = b.v, [SHARD_OUT_DISPLACEMENT] = b.u,
+            [SHARD_OUT_STRESS] = b.stress, [SHARD_OUT_VON_MISES] = b.vm, [SHARD_OUT_PLASTIC_STRAIN] = b.plastic,
+            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_BODY] = b.body, [SHARD_OUT_MATERIAL] = b.material,
+        };
+        shard_column cols[SHARD_OUT_COUNT];
+        int n_cols = 0;
+        for (int k = 0; k < SHARD_OUT_COUNT && !only_position; k++)
+            if (data[k])
+                cols[n_cols++] = (shard_column){shard_output_fields[k].name, shard_output_fields[k].type,
+                                                shard_output_fields[k].ncomp, data[k]};
+        shard_insitu_fields f = {.n = b.n, .position = b.x, .n_cols = n_cols, .cols = cols};
         if (shard_insitu_execute(insitu, step, 1e-3 * (double)step, &f, &err))
             shard_fail_all(c, err.code, err.msg);
         t_insitu += shard_wtime() - t1;

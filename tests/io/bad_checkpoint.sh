@@ -25,7 +25,7 @@ printf '\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f' | dd of="$bad_data" bs=1 seek=$((off +
 bad_version=$(mk version)
 "$TAMPER" set-i64 "$bad_version" format_version 99
 bad_dataset=$(mk dataset)
-"$TAMPER" delete "$bad_dataset" /particles/plastic_strain
+"$TAMPER" delete "$bad_dataset" /solid/plastic_strain
 bad_size=$(mk size)
 "$TAMPER" set-i64 "$bad_size" n_particles 1000
 bad_bonds=$(mk bonds)
@@ -57,9 +57,9 @@ case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
 case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
 case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
-case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 1" "$scene" \
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 2" "$scene" \
   --restart "$bad_version"
-case_ missing-dataset "$bad_dataset: missing dataset /particles/plastic_strain" "$scene" --restart "$bad_dataset"
+case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
 case_ wrong-size "$bad_size: dataset /particles/global_id has the wrong size (expected 1000 rows)" "$scene" \
   --restart "$bad_size"
 case_ wrong-bond-count "$bad_bonds: dataset /bonds/partner has the wrong size (expected 17 rows)" "$scene" \

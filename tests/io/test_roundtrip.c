@@ -9,6 +9,7 @@
  * Rank 0 also loads the checkpoint through shard_checkpoint_load (full validation).  Exit 0 pass, 1 fail, 77
  * when Shard was built without HDF5. */
 #include "shard/checkpoint.h"
+#include "shard/output.h"
 #include "shard/run.h"
 
 #include <stdio.h>
@@ -111,14 +112,14 @@ static int64_t attr_i64(hid_t f, const char *name)
 static void check_output(shard_sim *s, const char *path, int64_t n, int me)
 {
     const shard_particles *p = shard_sim_particles(s);
-    shard_output_column cols[SHARD_OUT_COUNT];
+    shard_column cols[SHARD_OUT_COUNT];
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
     SHARD_ENSURE(m == SHARD_OUT_COUNT);
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     SHARD_ENSURE(f >= 0);
     if (f < 0)
         return;
-    SHARD_ENSURE(attr_i64(f, "format_version") == 1);
+    SHARD_ENSURE(attr_i64(f, "format_version") == SHARD_OUTPUT_FORMAT_VERSION);
     SHARD_ENSURE(attr_i64(f, "step") == 30);
     SHARD_ENSURE(attr_i64(f, "n_particles") == n);
     int64_t *index = read_all(f, "/particles/index", H5T_NATIVE_INT64, 8, n);
@@ -200,7 +201,36 @@ static void check_checkpoint(shard_sim *s, const char *path, int64_t n, int me)
         checked++;
         free(data);
     }
-    SHARD_ENSURE(checked >= 9);
+    SHARD_ENSURE(checked >= 8);
+    /* The solid's section: its global ids and every STATE row of its block, row by row. */
+    const shard_block *blk = shard_sim_block(s, "solid");
+    SHARD_ENSURE(blk != NULL);
+    int64_t ns = attr_i64(f, "n_particles"); /* every particle of this scene is a solid */
+    int64_t *sgid = blk ? read_all(f, "/solid/global_id", H5T_NATIVE_INT64, 8, ns) : NULL;
+    SHARD_ENSURE(sgid != NULL);
+    int64_t *srow = calloc((size_t)n + 1, sizeof *srow);
+    for (int64_t r = 0; sgid && r < ns; r++)
+        if (sgid[r] >= 0 && sgid[r] < n)
+            srow[sgid[r]] = r;
+    for (int k = 0; blk && sgid && k < blk->n_rows; k++) {
+        const shard_field_desc *d = &blk->rows[k];
+        if (!(d->flags & SHARD_FIELD_STATE))
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "/solid/%s", d->name);
+        size_t rb = d->elem_size * (size_t)d->ncomp;
+        unsigned char *data = read_all(f, name, mem_type(d->type), rb, ns);
+        SHARD_ENSURE(data != NULL);
+        const unsigned char *mine = shard_field_array(blk, d);
+        long bad = 0;
+        for (size_t q = 0; data && q < blk->n_owned; q++)
+            bad += memcmp(data + (size_t)srow[p->gid[blk->first + q]] * rb, mine + q * rb, rb) != 0;
+        if (bad)
+            fprintf(stderr, "FAIL rank %d: checkpoint /solid/%s: %ld particles differ\n", me, d->name, bad);
+        SHARD_ENSURE(bad == 0);
+        free(data);
+    }
+    free(sgid), free(srow);
     int64_t nb = attr_i64(f, "n_bonds");
     int32_t *count = read_all(f, "/bonds/count", H5T_NATIVE_INT32, 4, n);
     int64_t *partner = read_all(f, "/bonds/partner", H5T_NATIVE_INT64, 8, nb);
@@ -264,11 +294,19 @@ int main(int argc, char **argv)
     check_checkpoint(s, ck, n, me);
     if (me == 0) {
         shard_checkpoint_data d;
-        int rc = shard_checkpoint_load(ck, &d, &err);
+        shard_block rows;
+        const shard_block *blk = shard_sim_block(s, "solid");
+        shard_block_init(&rows, blk->rows, blk->n_rows);
+        shard_checkpoint_section sec = {.name = "solid", .block = &rows};
+        int rc = shard_checkpoint_load(ck, 1, &sec, &d, &err);
         if (rc)
             fprintf(stderr, "FAIL: load: %s\n", err.msg);
         SHARD_ENSURE(rc == 0);
         SHARD_ENSURE(d.step == 30 && d.n == n && d.state_hash == hash && d.n_ranks == size);
+        long outside = 0;
+        for (int64_t g = 0; rc == 0 && g < n; g++)
+            outside += d.section_of[g] != 0;
+        SHARD_ENSURE(rc == 0 && outside == 0);
         shard_checkpoint_data_free(&d);
     }
     int fails = shard_test_failures;

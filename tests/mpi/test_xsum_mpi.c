@@ -1,6 +1,7 @@
 /* Exact global sums over the ranks (shard_comm_xsum, shard_comm_sum_exact): the same bits on any rank count.
  *
  * usage: mpiexec -n N test_xsum_mpi
+ * ranks: 1 2 3 4 5 6 7 8
  * 10^5 terms come from a seeded, stateless generator (term i is a hash of i, so each rank makes only its own):
  * pairs of huge terms (up to 2^976) that cancel exactly, subnormals, and moderate terms of both signs.  They are
  * dealt to the ranks round-robin, in blocks, and by a hash of the index; each way, every rank adds its terms into

@@ -3,6 +3,7 @@
 #include "shard/output.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
+#include "shard/solid.h"
 #include "test.h"
 
 #include <stdlib.h>
@@ -102,12 +103,19 @@ static void test_registry(void)
             names_ok &= strcmp(d->name, shard_particle_fields[g].name) != 0;
     }
     SHARD_ENSURE(names_ok);
-    /* the state a bit-identical restart needs: gid, body, flags, X, x, v, a, vpres, eps_p */
-    SHARD_ENSURE(state == 9);
+    /* the state every kind needs for a bit-identical restart: gid, body, flags, X, x, v, a, vpres */
+    SHARD_ENSURE(state == 8);
     shard_particles p;
     shard_particles_alloc_rows(&p, 10, SHARD_FIELD_STATE);
-    SHARD_ENSURE(p.x && p.a && p.eps_p && !p.B && !p.Ainv && p.n_owned == 10);
+    SHARD_ENSURE(p.x && p.a && p.vpres && !p.mass && !p.x_build && p.n_owned == 10);
     shard_particles_free(&p);
+    /* the solid's block adds its plastic strain, and only that, to the state */
+    static const shard_field_desc solid[] = {SHARD_SOLID_FIELDS(SHARD_BLOCK_ROW)};
+    int solid_state = 0;
+    for (int r = 0; r < SHARD_SOLID_N_ROWS; r++)
+        solid_state += (solid[r].flags & SHARD_FIELD_STATE) != 0;
+    SHARD_ENSURE(solid_state == 1 && solid[SHARD_SOLID_EPS_P].flags == SHARD_FIELD_STATE);
+    SHARD_ENSURE(strcmp(solid[SHARD_SOLID_EPS_P].name, "plastic_strain") == 0 && solid[SHARD_SOLID_B].ncomp == 9);
 }
 
 int main(void)

@@ -11,7 +11,9 @@
 static void test_counts(size_t n, const shard_csr *g, int nparts)
 {
     int32_t *part = malloc(n * sizeof *part);
-    int64_t cut = shard_partition_graph(n, g, nparts, part);
+    int64_t cut = -1;
+    shard_error err = {0};
+    SHARD_ENSURE(shard_partition_graph(n, g, nparts, part, &cut, &err) == 0 && err.code == 0);
     shard_part_stats st;
     shard_part_stats_compute(n, g, nparts, part, &st);
 

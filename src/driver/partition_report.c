@@ -1,6 +1,8 @@
 /* `shard partition`: partition statistics for P ranks without running (see partition_report.h). */
 #include "shard/partition_report.h"
 
+#include "sim_impl.h"
+
 #include "shard/fileio.h"
 #include "shard/neighbor.h"
 #include "shard/partition.h"
@@ -34,24 +36,36 @@ static int shard_partition_work(const shard_partition_opts *o, shard_error *err)
     shard_csr gb = {0};
     int32_t *part = NULL;
     shard_part_stats st = {0};
-    int rc = shard_file_read_all(o->scene, "scene file", &text, &len, err);
+    int rc = shard_file_read_all(o->scene, "scene file", SHARD_SCENE_MAX_BYTES, &text, &len, err);
     if (!rc)
         rc = shard_scene_parse(o->scene, text, len, &sc, err);
+    double *h = NULL;
+    if (!rc) {
+        /* Bond radii from the bodies' matter modules, as the run would have them. */
+        shard_sim_tables tb;
+        shard_sim_default_tables(NULL, &tb);
+        h = shard_malloc(((size_t)sc.n_bodies + 1) * sizeof *h);
+        for (int b = 0; b < sc.n_bodies && !rc; b++) {
+            int m = shard_sim_kind_of(&sc, &tb, b, err);
+            if (m < 0)
+                rc = err->code;
+            else
+                h[b] = tb.modules[m]->bond_radius ? tb.modules[m]->bond_radius(&sc, b) : 0.0;
+        }
+    }
     if (!rc)
-        rc = shard_sample_scene(&sc, &g, err);
+        rc = shard_sample_scene_bonds(&sc, h, &g, &gb, err);
     if (!rc && (int64_t)g.n < o->nparts)
         rc = shard_error_at(err, sc.path, &sc.bodies[0].loc,
                             "the scene has %zu particle(s) in total, fewer than the %d ranks asked for", g.n,
                             o->nparts);
+    int64_t cut = 0;
+    double t0 = shard_wtime();
     if (!rc) {
-        double *h = shard_malloc((size_t)sc.n_bodies * sizeof *h);
-        for (int b = 0; b < sc.n_bodies; b++)
-            h[b] = sc.bodies[b].support * sc.bodies[b].spacing;
-        shard_neighbor_bonds(g.n, g.X, sc.n_bodies, g.body_start, h, &gb);
-        free(h);
         part = shard_malloc((g.n + 1) * sizeof *part);
-        double t0 = shard_wtime();
-        int64_t cut = shard_partition_graph(g.n, &gb, o->nparts, part);
+        rc = shard_partition_graph(g.n, &gb, o->nparts, part, &cut, err);
+    }
+    if (!rc) {
         double tpart = shard_wtime() - t0;
         shard_part_stats_compute(g.n, &gb, o->nparts, part, &st);
         int64_t nb = gb.start[g.n];
@@ -98,7 +112,7 @@ static int shard_partition_work(const shard_partition_opts *o, shard_error *err)
         fflush(stdout);
     }
     shard_part_stats_free(&st);
-    free(part);
+    free(part), free(h);
     shard_csr_free(&gb);
     shard_sampled_free(&g);
     shard_scene_free(&sc);

@@ -1,0 +1,64 @@
+/* Geometry (core): the analytic shapes of bodies and regions, and the obstacles bodies collide with.
+ *
+ * The module owns the shape and obstacle records (filled by the scene parser), their bounding boxes, the
+ * inside test of a shape (used by lattice sampling and by constraint regions) and the signed distance to an
+ * obstacle (used by contact).  Closed triangle meshes are read and tested elsewhere (io/mesh.h); here a mesh
+ * shape is only its file name and transform.  Nothing here knows about particles, physics or ranks.
+ */
+#ifndef SHARD_GEOMETRY_H
+#define SHARD_GEOMETRY_H
+
+#include "shard/base.h"
+
+typedef enum shard_shape_kind {
+    SHARD_SHAPE_BOX = 0,
+    SHARD_SHAPE_SPHERE,
+    SHARD_SHAPE_CYLINDER,
+    SHARD_SHAPE_MESH,
+} shard_shape_kind;
+
+/* A solid region of space: a body's shape, or a region for a boundary condition. */
+typedef struct shard_shape {
+    shard_shape_kind kind;
+    double min[3], max[3];    /* box: axis-aligned corners, min < max */
+    double center[3];         /* sphere */
+    double radius;            /* sphere, cylinder (> 0) */
+    double p0[3], p1[3];      /* cylinder: centres of the two end caps */
+    char file[SHARD_PATH_MAX];/* mesh: path as resolved (relative paths are taken from the scene's folder) */
+    double scale;             /* mesh: uniform scale applied first (default 1) */
+    double translate[3];      /* mesh: then this translation (default 0) */
+    shard_src_loc loc;        /* the shape's node, key e.g. "bodies[0].shape" */
+    shard_src_loc file_loc;   /* mesh: the file value, key "bodies[0].shape.mesh.file" */
+} shard_shape;
+
+typedef enum shard_obstacle_kind {
+    SHARD_OBSTACLE_PLANE = 0,  /* infinite half-space below the plane; particles stay on the normal's side */
+    SHARD_OBSTACLE_SPHERE,     /* solid ball */
+    SHARD_OBSTACLE_BOX,        /* solid axis-aligned box */
+} shard_obstacle_kind;
+
+typedef struct shard_obstacle_def {
+    char name[SHARD_NAME_MAX];  /* optional; "obstacles[i]" when not given */
+    shard_obstacle_kind kind;
+    double point[3], normal[3];  /* plane (normal normalised by the parser) */
+    double center[3], radius;    /* sphere */
+    double min[3], max[3];       /* box */
+    double velocity[3];          /* prescribed velocity, m/s (default 0: static) */
+    double friction;             /* Coulomb coefficient, >= 0 (default 0.5) */
+    double stiffness;            /* N/m, 0 = auto (from the touching particle's material) */
+    double damping;              /* fraction of critical, in [0, 1] (default 0.1) */
+    shard_src_loc loc;
+} shard_obstacle_def;
+
+/* Inside test for an analytic shape (box, sphere, cylinder; a mesh shape contains nothing here).  Boxes and
+ * cylinders are half-open along their axes, so a lattice point on a face shared by two boxes belongs to exactly
+ * one of them. Local. */
+int shard_shape_contains(const shard_shape *s, const double p[3]);
+
+/* Axis-aligned bounding box of an analytic shape (a mesh shape gives an empty box at the origin). Local. */
+void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3]);
+
+/* Signed distance from p to the obstacle at time t (negative inside) and the outward unit normal. Local. */
+double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3]);
+
+#endif

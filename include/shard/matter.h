@@ -1,0 +1,112 @@
+/* Matter: the kinds of matter a body can be, as modules listed in one table, and the force terms they bring.
+ *
+ * A body's `kind` in the scene names a matter module (shard_matter).  A module declares everything the driver
+ * needs to run its particles, so that a new kind is one module file plus one row of the table (src/matter.c)
+ * and no driver code changes (docs/architecture.md, "How to add a kind of matter"):
+ *   - its per-particle arrays: the rows of its block (particles.h); particles of other kinds do not carry
+ *     them; rows flagged SHARD_FIELD_STATE are distributed, checkpointed (group /<kind>) and restored;
+ *   - its per-body state (body_bytes, body_init) and the stable time step it allows (dt_limit);
+ *   - the ghosts it needs: reference bonds within bond_radius, which give it a bond-ghost halo;
+ *   - what it precomputes after the distribution and after a restart (prepare);
+ *   - its force terms (shard_force_term rows: each names its timer phase and its place in the force sum);
+ *   - the output fields it fills (outputs, output), its share of the elastic energy (energy) and its part of
+ *     the `shard check` line of a body (describe).
+ * Force terms of no particular kind (contact between bodies, obstacles) are rows of the common force table
+ * (forces.h).  Every hook is MPI-free: it sees one rank's arrays; the driver does the exchanges in between.
+ * Any hook may be NULL when the module has nothing to do there.
+ */
+#ifndef SHARD_MATTER_H
+#define SHARD_MATTER_H
+
+#include "shard/fields.h"
+#include "shard/particles.h"
+#include "shard/scene.h"
+#include "shard/xsum.h"
+
+/* What physics hooks see of one rank (no MPI).  The driver fills it; hooks read it and write only the
+ * arrays they own (their block, f). */
+typedef struct shard_phys {
+    const shard_scene *scene;
+    shard_particles *p;
+    const shard_csr *bonds;     /* reference bonds of the owned particles (local indices, rows by partner id) */
+    const uint8_t *broken;      /* per bond entry: 1 = broken */
+    const shard_csr *cand;      /* contact candidates of the owned particles (local indices, by partner id) */
+    double t, dt;               /* time of the positions, time step */
+} shard_phys;
+
+/* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a
+ * common force term), body_bytes per body, indexed by body. */
+typedef struct shard_matter_ctx {
+    const shard_phys *ph;
+    shard_block *block;         /* the module's block (NULL for common force terms) */
+    void *bodies;
+} shard_matter_ctx;
+
+/* Places in the sum f = sum of terms, in increasing order (equal orders keep table order): every particle's
+ * force is summed in this order, whatever the partition. */
+enum {
+    SHARD_FORCE_ORDER_SOLID = 100,
+    SHARD_FORCE_ORDER_CLOTH = 200,
+    SHARD_FORCE_ORDER_CONTACT = 300,
+    SHARD_FORCE_ORDER_OBSTACLE = 400,
+    SHARD_FORCE_ORDER_RIGID = 500,
+};
+
+/* A force term: one row of the force sum, like a LAMMPS pair style.
+ * Two-pass terms (pass1 != NULL: the meshless solid) compute per-particle intermediates that bond partners on
+ * other ranks need: pass1 fills them for a list of owned particles, the driver forwards block row
+ * `exchange_row` to the module's bond ghosts, then add() gathers the forces.  The driver runs the passes for
+ * the particles without a ghost partner while each exchange is in flight.  One-pass terms only have add().
+ * add() must add into f (f += ...), never assign, and return the number of active contacts it saw (0 for
+ * terms that are not contacts).  list == NULL means every owned particle (one-pass terms of every kind);
+ * otherwise list[0..n) are owned particles of the term's kind and `ghosts` says whether their partners may be
+ * ghosts. */
+typedef struct shard_force_term {
+    const char *name;            /* "solid", "contact", ... (docs and the timing table) */
+    const char *phase;           /* timer phase it is charged to ("Solid", "Contact") */
+    int order;                   /* SHARD_FORCE_ORDER_* */
+    /* Common terms only (a module's terms see the module's per-body state): */
+    size_t body_bytes;
+    int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
+    double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
+    const char *dt_name;         /* what limits dt ("contact") */
+    double (*contact_radius)(const void *body_state);  /* contact terms: radius of a particle of the body */
+    /* The passes: */
+    void (*pass1)(const shard_matter_ctx *c, const int32_t *list, size_t n);
+    int exchange_row;            /* block row forwarded between the passes (two-pass terms) */
+    size_t (*add)(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts);
+    /* Elastic energy of the term at the current state into acc (NULL: none). */
+    void (*energy)(const shard_matter_ctx *c, shard_xsum *acc);
+} shard_force_term;
+
+typedef struct shard_matter {
+    const char *kind;            /* the scene's bodies[i].kind */
+    const char *about;           /* one line for `shard check` and the docs */
+    const shard_field_desc *rows;/* its block's registry (SHARD_BLOCK_ROW) */
+    int n_rows;
+    size_t body_bytes;           /* per-body state, zeroed, one per body of the scene (used for its own) */
+    int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
+    double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
+    const char *dt_name;         /* what limits dt ("wave speed") */
+    /* Radius of the reference bonds of body b (m), or 0 for none: its particles then have no bond partner and
+     * the module no halo. */
+    double (*bond_radius)(const shard_scene *sc, int body);
+    /* After the distribution (start-up and restart): derived per-particle data of the block. */
+    void (*prepare)(const shard_matter_ctx *c);
+    const shard_force_term *const *terms;
+    int n_terms;
+    unsigned outputs;            /* bits (1u << SHARD_OUT_*) of the fields it fills */
+    /* Fills cols[f] (n_owned rows of field f's type, zeroed; NULL where not wanted) for its owned particles at
+     * their local index.  The bond ghosts' x and v are current. */
+    void (*output)(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT]);
+    /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
+    void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);
+} shard_matter;
+
+/* The matter table of this build (the solid first).  Static storage. */
+const shard_matter *const *shard_matter_table(int *n);
+
+/* The row of `kind` in a table, or -1. Local. */
+int shard_matter_find(const shard_matter *const *table, int n, const char *kind);
+
+#endif

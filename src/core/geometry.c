@@ -1,0 +1,122 @@
+/* Geometry (core): shape inside tests and bounds, obstacle distances (see geometry.h). */
+#include "shard/geometry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int shard_shape_contains(const shard_shape *s, const double p[3])
+{
+    switch (s->kind) {
+    case SHARD_SHAPE_BOX:
+        /* Half-open, so a lattice point on a face shared by two boxes belongs to exactly one of them. */
+        for (int d = 0; d < 3; d++)
+            if (!(p[d] >= s->min[d] && p[d] < s->max[d]))
+                return 0;
+        return 1;
+    case SHARD_SHAPE_SPHERE: {
+        double r2 = 0;
+        for (int d = 0; d < 3; d++)
+            r2 += (p[d] - s->center[d]) * (p[d] - s->center[d]);
+        return r2 < s->radius * s->radius;
+    }
+    case SHARD_SHAPE_CYLINDER: {
+        double axis[3], rel[3], len2 = 0, t = 0;
+        for (int d = 0; d < 3; d++) {
+            axis[d] = s->p1[d] - s->p0[d];
+            rel[d] = p[d] - s->p0[d];
+            len2 += axis[d] * axis[d];
+            t += rel[d] * axis[d];
+        }
+        if (!(len2 > 0))
+            return 0;
+        /* t is the position along the axis as a fraction of its length: half-open [0, 1) like the box. */
+        t /= len2;
+        if (!(t >= 0 && t < 1))
+            return 0;
+        double r2 = 0;
+        for (int d = 0; d < 3; d++) {
+            double q = rel[d] - t * axis[d];
+            r2 += q * q;
+        }
+        return r2 < s->radius * s->radius;
+    }
+    case SHARD_SHAPE_MESH:
+        return 0;
+    }
+    return 0;
+}
+
+void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3])
+{
+    switch (s->kind) {
+    case SHARD_SHAPE_BOX:
+        memcpy(lo, s->min, sizeof s->min), memcpy(hi, s->max, sizeof s->max);
+        break;
+    case SHARD_SHAPE_SPHERE:
+        for (int k = 0; k < 3; k++)
+            lo[k] = s->center[k] - s->radius, hi[k] = s->center[k] + s->radius;
+        break;
+    case SHARD_SHAPE_CYLINDER: {
+        double a[3] = {s->p1[0] - s->p0[0], s->p1[1] - s->p0[1], s->p1[2] - s->p0[2]};
+        double L = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        for (int k = 0; k < 3; k++) {
+            double ak = a[k] / L, e = s->radius * sqrt(fmax(0.0, 1.0 - ak * ak));
+            lo[k] = fmin(s->p0[k], s->p1[k]) - e;
+            hi[k] = fmax(s->p0[k], s->p1[k]) + e;
+        }
+        break;
+    }
+    default:
+        lo[0] = lo[1] = lo[2] = hi[0] = hi[1] = hi[2] = 0.0;
+    }
+}
+
+double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3])
+{
+    switch (o->kind) {
+    case SHARD_OBSTACLE_PLANE: {
+        double q[3] = {o->point[0] + o->velocity[0] * t, o->point[1] + o->velocity[1] * t,
+                       o->point[2] + o->velocity[2] * t};
+        n[0] = o->normal[0], n[1] = o->normal[1], n[2] = o->normal[2];
+        return (p[0] - q[0]) * n[0] + (p[1] - q[1]) * n[1] + (p[2] - q[2]) * n[2];
+    }
+    case SHARD_OBSTACLE_SPHERE: {
+        double d[3];
+        for (int k = 0; k < 3; k++)
+            d[k] = p[k] - (o->center[k] + o->velocity[k] * t);
+        double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        if (r > 0.0)
+            n[0] = d[0] / r, n[1] = d[1] / r, n[2] = d[2] / r;
+        else
+            n[0] = 0.0, n[1] = 0.0, n[2] = 1.0;
+        return r - o->radius;
+    }
+    case SHARD_OBSTACLE_BOX:
+    default: {
+        double lo[3], hi[3], q[3], out2 = 0.0, inside = -INFINITY;
+        int face = 0;
+        for (int k = 0; k < 3; k++) {
+            lo[k] = o->min[k] + o->velocity[k] * t;
+            hi[k] = o->max[k] + o->velocity[k] * t;
+            q[k] = p[k] < lo[k] ? lo[k] : (p[k] > hi[k] ? hi[k] : p[k]);
+            out2 += (p[k] - q[k]) * (p[k] - q[k]);
+        }
+        if (out2 > 0.0) {
+            double r = sqrt(out2);
+            for (int k = 0; k < 3; k++)
+                n[k] = (p[k] - q[k]) / r;
+            return r;
+        }
+        /* inside: the nearest face decides the normal */
+        for (int k = 0; k < 3; k++) {
+            double dl = lo[k] - p[k], dh = p[k] - hi[k]; /* both <= 0 */
+            if (dl > inside) inside = dl, face = -(k + 1);
+            if (dh > inside) inside = dh, face = k + 1;
+        }
+        n[0] = n[1] = n[2] = 0.0;
+        n[abs(face) - 1] = face > 0 ? 1.0 : -1.0;
+        return inside;
+    }
+    }
+}

@@ -1,0 +1,228 @@
+/* The end-of-run report and the `shard check` summary (see run.h).  Every figure that sums over particles is
+ * an exact sum (shard_comm_xsum), so the report has the same bits on any number of ranks; timings and memory are
+ * gathered per rank and shown as min / avg / max, like LAMMPS. */
+#include "sim_impl.h"
+
+#include "shard/xsum.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* Per body: mass, centre of mass (3), mean velocity (3), bounding box (6).  Collective; the sums are exact. */
+enum { SHARD_BODY_STATS = 13 };
+static double *shard_sim_body_stats(shard_sim *s)
+{
+    int nb = s->scene.n_bodies;
+    shard_xsum *sum = shard_malloc(((size_t)nb * 7 + 1) * sizeof *sum);
+    double *ext = shard_malloc(((size_t)nb * 6 + 1) * sizeof *ext);
+    for (int k = 0; k < 7 * nb; k++)
+        shard_xsum_init(&sum[k]);
+    for (int b = 0; b < nb; b++)
+        for (int k = 0; k < 6; k++)
+            ext[6 * b + k] = -INFINITY; /* max of x and of -x */
+    const shard_particles *p = &s->p;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int b = p->body[i];
+        double m = p->mass[i];
+        shard_xsum_add(&sum[7 * b], m);
+        for (int k = 0; k < 3; k++) {
+            shard_xsum_add(&sum[7 * b + 1 + k], m * p->x[3 * i + k]);
+            shard_xsum_add(&sum[7 * b + 4 + k], m * p->v[3 * i + k]);
+            ext[6 * b + k] = fmax(ext[6 * b + k], -p->x[3 * i + k]);
+            ext[6 * b + 3 + k] = fmax(ext[6 * b + 3 + k], p->x[3 * i + k]);
+        }
+    }
+    shard_comm_xsum(s->comm, sum, 7 * nb);
+    shard_comm_max_doubles(s->comm, ext, 6 * nb);
+    double *out = shard_malloc((size_t)nb * SHARD_BODY_STATS * sizeof *out);
+    for (int b = 0; b < nb; b++) {
+        double *o = out + SHARD_BODY_STATS * b, m = shard_xsum_round(&sum[7 * b]);
+        o[0] = m;
+        for (int k = 0; k < 3; k++) {
+            o[1 + k] = shard_xsum_round(&sum[7 * b + 1 + k]) / m;
+            o[4 + k] = shard_xsum_round(&sum[7 * b + 4 + k]) / m;
+            o[7 + k] = -ext[6 * b + k];
+            o[10 + k] = ext[6 * b + 3 + k];
+        }
+    }
+    free(sum), free(ext);
+    return out;
+}
+
+static void shard_sim_print_bodies(const shard_sim *s, const double *st)
+{
+    printf("Bodies at the end:\n");
+    printf("  %-16s %10s %32s %32s %32s\n", "body", "mass (kg)", "centre of mass (m)", "mean velocity (m/s)",
+           "extent (m)");
+    for (int b = 0; b < s->scene.n_bodies; b++) {
+        const double *o = st + SHARD_BODY_STATS * b;
+        printf("  %-16s %10.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g\n",
+               s->scene.bodies[b].name, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[10] - o[7], o[11] - o[8],
+               o[12] - o[9]);
+    }
+}
+
+static double shard_sim_peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
+
+void shard_sim_report(shard_sim *s)
+{
+    int rank = shard_comm_rank(s->comm), size = shard_comm_size(s->comm);
+    /* Per-rank values gathered on rank 0: phases, loop wall time, peak RSS, owned, ghosts, halo bytes. */
+    const int NP = s->timer.n, NV = NP + 9;
+    double mine[SHARD_PHASE_MAX + 9];
+    for (int k = 0; k < NP; k++)
+        mine[k] = s->timer.t[k];
+    mine[NP] = s->loop_wall;
+    mine[NP + 1] = shard_sim_peak_rss_bytes();
+    mine[NP + 2] = (double)s->p.n_owned;
+    mine[NP + 3] = (double)(s->p.n_local - s->p.n_owned);
+    uint64_t halo_bytes = shard_ghosts_bytes(s->ghosts);
+    for (int m = 0; m < s->n_modules; m++)
+        halo_bytes += shard_halo_bytes(s->mod[m].halo);
+    mine[NP + 4] = (double)halo_bytes;
+    mine[NP + 5] = (double)s->bonds.start[s->p.n_owned];
+    long n_out = 0, n_ck = 0;
+    uint64_t b_out = 0, b_ck = 0;
+    double t_out = 0.0, t_ck = 0.0;
+    shard_output_stats(s->out, &n_out, &b_out, &t_out);
+    shard_checkpoint_stats(s->ckpt, &n_ck, &b_ck, &t_ck);
+    mine[NP + 6] = t_out + t_ck; /* seconds in file writes */
+    mine[NP + 7] = (double)(b_out + b_ck);
+    mine[NP + 8] = (double)s->p.n_bond_ghost;
+    double *all = rank == 0 ? shard_malloc((size_t)size * NV * sizeof *all) : NULL;
+    shard_comm_gather(s->comm, mine, NV, all);
+    uint64_t hash = shard_sim_hash(s);
+    shard_diag d = shard_sim_diagnostics(s);
+    double *bodies = shard_sim_body_stats(s);
+    if (rank != 0) {
+        free(bodies);
+        return;
+    }
+    double st[SHARD_PHASE_MAX + 9][4]; /* min, avg, max, argmax */
+    for (int k = 0; k < NV; k++) {
+        st[k][0] = INFINITY, st[k][1] = 0.0, st[k][2] = -INFINITY, st[k][3] = 0;
+        for (int r = 0; r < size; r++) {
+            double v = all[(size_t)r * NV + (size_t)k];
+            st[k][0] = fmin(st[k][0], v);
+            st[k][1] += v / size;
+            if (v > st[k][2])
+                st[k][2] = v, st[k][3] = r;
+        }
+    }
+    free(all);
+    double loop = st[NP][2];
+    long steps = s->step - (s->restarted_at >= 0 ? s->restarted_at : 0); /* steps this process ran */
+    printf("\nLoop time of %.6g s on %d rank(s) for %ld steps with %lld particles\n", loop, size, steps,
+           (long long)s->n_global);
+    printf("\n%-10s | %10s | %10s | %10s | %8s | %7s | %6s\n", "Phase", "min (s)", "avg (s)", "max (s)", "max rank",
+           "%varavg", "%total");
+    printf("-----------+------------+------------+------------+----------+---------+-------\n");
+    for (int k = 0; k < NP; k++) {
+        double var = st[k][1] > 0.0 ? 100.0 * (st[k][2] - st[k][0]) / st[k][1] : 0.0;
+        printf("%-10s | %10.4g | %10.4g | %10.4g | %8d | %7.1f | %6.2f\n", s->timer.name[k], st[k][0], st[k][1],
+               st[k][2], (int)st[k][3], var, loop > 0.0 ? 100.0 * st[k][1] / loop : 0.0);
+    }
+    double ps = loop > 0.0 ? (double)s->n_global * (double)steps / loop : 0.0;
+    printf("\nPerformance: %.4g particle-steps/s, %.4g particle-steps/s/core\n", ps, ps / size);
+    const int MEM = NP + 1, OWN = NP + 2, GH = NP + 3, BY = NP + 4;
+    printf("Peak memory per rank: min %.1f MiB, avg %.1f MiB, max %.1f MiB (%.0f bytes per particle over all ranks)\n",
+           st[MEM][0] / 1048576.0, st[MEM][1] / 1048576.0, st[MEM][2] / 1048576.0,
+           st[MEM][1] * size / (double)s->n_global);
+    printf("Owned per rank: min %.0f avg %.1f max %.0f (imbalance %.3f); ghosts per rank: min %.0f avg %.1f max %.0f\n",
+           st[OWN][0], st[OWN][1], st[OWN][2], st[OWN][1] > 0 ? st[OWN][2] / st[OWN][1] : 0.0, st[GH][0], st[GH][1],
+           st[GH][2]);
+    const int BG = NP + 8;
+    printf("Bond ghosts per rank: min %.0f avg %.1f max %.0f (the halo lists; contact ghosts: the rest)\n", st[BG][0],
+           st[BG][1], st[BG][2]);
+    printf("Bonds: %lld (%.2f per particle), edge cut %lld; halo bytes sent: %.4g total; contact rebuilds %ld; "
+           "active contacts %lld\n",
+           (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global, (long long)s->edge_cut,
+           st[BY][1] * size, s->rebuilds, (long long)d.contacts);
+    if (s->out || s->ckpt) {
+        const int IOT = NP + 6, IOB = NP + 7;
+        double bytes = st[IOB][1] * size, secs = st[IOT][2];
+        printf("I/O: %ld output file(s), %ld checkpoint(s), %.4g MB written in %.4g s (slowest rank): write "
+               "bandwidth %.4g MB/s; I/O phase %.2f %% of the loop time\n",
+               n_out, n_ck, bytes / 1e6, secs, secs > 0.0 ? bytes / 1e6 / secs : 0.0,
+               loop > 0.0 ? 100.0 * st[s->ph_io][1] / loop : 0.0);
+        if (n_ck > 0)
+            printf("Last checkpoint: %s\n", shard_checkpoint_last_path(s->ckpt));
+    }
+    printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e\n", shard_sim_time(s),
+           d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2]);
+    shard_sim_print_bodies(s, bodies);
+    free(bodies);
+    printf("State hash: %016llx\n", (unsigned long long)hash);
+    fflush(stdout);
+}
+
+static void shard_sim_print_interval(const shard_interval *iv, const char *sep)
+{
+    if (iv->every > 0)
+        printf("%ld steps%s", iv->every, sep);
+    else
+        printf("%g s%s", iv->every_time, sep);
+}
+
+void shard_sim_summary(shard_sim *s)
+{
+    if (shard_comm_rank(s->comm) != 0)
+        return;
+    const shard_scene *sc = &s->scene;
+    static const char *shape_names[] = {"box", "sphere", "cylinder", "mesh"};
+    static const char *obstacle_names[] = {"plane", "sphere", "box"};
+    printf("Scene %s: OK\n", sc->path);
+    printf("Materials (%d):\n", sc->n_materials);
+    for (int m = 0; m < sc->n_materials; m++) {
+        const shard_material *mt = &sc->materials[m];
+        printf("  %-16s density %g kg/m^3, E %g Pa, nu %g, k_v %g Pa, damping %g s, plasticity yield %g creep %g "
+               "1/s max %g, contact stiffness %s%g, damping %g, friction %g\n",
+               mt->name, mt->density, mt->E, mt->nu, mt->volume_stiffness, mt->damping, mt->yield, mt->creep,
+               mt->max_plastic, mt->contact_stiffness > 0 ? "" : "auto ", mt->contact_stiffness, mt->contact_damping,
+               mt->friction);
+    }
+    printf("Bodies (%d):\n", sc->n_bodies);
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_body_def *bd = &sc->bodies[b];
+        const shard_matter *m = shard_sim_module_of(s, b)->def;
+        char more[160] = "";
+        if (m->describe)
+            m->describe(sc, b, more, sizeof more);
+        printf("  %-16s %-8s %-6s material %-12s spacing %g m, %s%s%lld particles\n", bd->name,
+               shape_names[bd->shape.kind], bd->kind, sc->materials[bd->material].name, bd->spacing, more,
+               more[0] ? ", " : "", (long long)s->body_count[b]);
+    }
+    printf("Obstacles (%d):\n", sc->n_obstacles);
+    for (int o = 0; o < sc->n_obstacles; o++)
+        printf("  %-16s %s, friction %g\n", sc->obstacles[o].name, obstacle_names[sc->obstacles[o].kind],
+               sc->obstacles[o].friction);
+    printf("Particles: %lld, bonds: %lld (%.2f per particle)\n", (long long)s->n_global,
+           (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global);
+    printf("Time step: %.6g s (%s limit, safety %g), %ld steps to t = %.6g s\n", s->dt, s->dt_limit,
+           sc->run.dt_safety, s->total_steps, (double)s->total_steps * s->dt);
+    printf("Output directory: %s\n", sc->run.output_dir);
+    if (sc->output.enabled) {
+        printf("Output: %s/particles_<step>.h5 and particles.xmf, every ",
+               sc->output.dir[0] ? sc->output.dir : sc->run.output_dir);
+        shard_sim_print_interval(&sc->output.interval, ";");
+        for (int f = 0; f < SHARD_OUT_COUNT; f++)
+            if (sc->output.fields & 1u << f)
+                printf(" %s", shard_output_fields[f].name);
+        printf("\n");
+    }
+    if (sc->checkpoint.enabled) {
+        printf("Checkpoints: %s/checkpoint_<step>.h5, every ",
+               sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir);
+        shard_sim_print_interval(&sc->checkpoint.interval, "");
+        printf(", keeping %ld\n", sc->checkpoint.keep);
+    }
+    fflush(stdout);
+}

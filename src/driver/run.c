@@ -1,0 +1,214 @@
+/* The run loop: steps, output, checkpoints and in-situ scripts on their own intervals, progress lines, and the
+ * columns that output and in-situ see (see run.h).  The step itself is in step.c, start-up in setup.c, the end
+ * report in report.c. */
+#include "sim_impl.h"
+
+#include "shard/hash.h"
+#include "shard/interval.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
+const shard_csr *shard_sim_bonds(const shard_sim *s) { return &s->bonds; }
+const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->ckpt); }
+const shard_scene *shard_sim_scene(const shard_sim *s) { return &s->scene; }
+double shard_sim_time(const shard_sim *s) { return (double)s->step * s->dt; }
+double shard_sim_dt(const shard_sim *s) { return s->dt; }
+long shard_sim_step_index(const shard_sim *s) { return s->step; }
+long shard_sim_total_steps(const shard_sim *s) { return s->total_steps; }
+int64_t shard_sim_total_particles(const shard_sim *s) { return s->n_global; }
+uint64_t shard_sim_hash(shard_sim *s) { return shard_comm_sum_u64(s->comm, shard_hash_state_local(&s->p)); }
+
+/* A zeroed grow-only buffer for output field f of n rows. */
+static void *shard_sim_col_buffer(shard_sim *s, int f, size_t n)
+{
+    const shard_output_field_info *fi = &shard_output_fields[f];
+    size_t bytes = n * (size_t)fi->ncomp * shard_field_type_size(fi->type);
+    shard_reserve(&s->col_buf[f], &s->col_cap[f], bytes + 1, 1);
+    memset(s->col_buf[f], 0, bytes + 1);
+    return s->col_buf[f];
+}
+
+int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
+{
+    shard_particles *p = &s->p;
+    size_t n = p->n_owned;
+    want |= SHARD_OUT_ALWAYS;
+    /* Gradients need the bond ghosts' current x and v (they hold the half-step values between steps).  The
+     * next step overwrites ghosts before reading them, so this exchange never changes the state. */
+    unsigned derived = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        derived |= s->mod[m].def->outputs;
+    if (want & derived)
+        shard_sim_forward_xv(s);
+    const void *data[SHARD_OUT_COUNT] = {0};
+    void *fill[SHARD_OUT_COUNT] = {0};
+    data[SHARD_OUT_POSITION] = p->x;
+    data[SHARD_OUT_VELOCITY] = p->v;
+    data[SHARD_OUT_BODY] = p->body;
+    data[SHARD_OUT_GLOBAL_ID] = p->gid;
+    if (want & 1u << SHARD_OUT_DISPLACEMENT) {
+        double *disp = shard_sim_col_buffer(s, SHARD_OUT_DISPLACEMENT, n);
+        for (size_t i = 0; i < 3 * n; i++)
+            disp[i] = p->x[i] - p->X[i];
+        data[SHARD_OUT_DISPLACEMENT] = disp;
+    }
+    if (want & 1u << SHARD_OUT_MATERIAL) {
+        int32_t *material = shard_sim_col_buffer(s, SHARD_OUT_MATERIAL, n);
+        for (size_t i = 0; i < n; i++)
+            material[i] = s->scene.bodies[p->body[i]].material;
+        data[SHARD_OUT_MATERIAL] = material;
+    }
+    if (want & 1u << SHARD_OUT_RANK) {
+        int32_t *rank = shard_sim_col_buffer(s, SHARD_OUT_RANK, n);
+        int me = shard_comm_rank(s->comm);
+        for (size_t i = 0; i < n; i++)
+            rank[i] = me;
+        data[SHARD_OUT_RANK] = rank;
+    }
+    /* Module fields: zeroed columns (particles of other kinds keep the zeros), filled by each module. */
+    for (int f = 0; f < SHARD_OUT_COUNT; f++)
+        if ((want & derived) >> f & 1u)
+            data[f] = fill[f] = shard_sim_col_buffer(s, f, n);
+    for (int m = 0; m < s->n_modules; m++) {
+        const shard_matter *def = s->mod[m].def;
+        if (!def->output || !(want & def->outputs))
+            continue;
+        void *mine[SHARD_OUT_COUNT] = {0};
+        for (int f = 0; f < SHARD_OUT_COUNT; f++)
+            if ((want & def->outputs) >> f & 1u)
+                mine[f] = fill[f];
+        shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
+        def->output(&mc, want & def->outputs, mine);
+    }
+    int k = 0;
+    for (int f = 0; f < SHARD_OUT_COUNT && k < max; f++)
+        if ((want >> f & 1u) && data[f])
+            cols[k++] = (shard_column){shard_output_fields[f].name, shard_output_fields[f].type,
+                                       shard_output_fields[f].ncomp, data[f]};
+    return k;
+}
+
+int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max)
+{
+    unsigned want = s->scene.output.enabled ? s->scene.output.fields : SHARD_OUT_ALL;
+    return shard_sim_columns(s, want, cols, max);
+}
+
+/* Runs the Catalyst scripts due at this step with every output field. Collective. */
+static void shard_sim_insitu(shard_sim *s)
+{
+    shard_column cols[SHARD_OUT_COUNT];
+    int n = shard_sim_columns(s, SHARD_OUT_ALL, cols, SHARD_OUT_COUNT);
+    shard_insitu_fields f = {.n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols};
+    shard_error e;
+    if (shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e))
+        shard_fail_all(s->comm, e.code, e.msg);
+}
+
+int shard_sim_write_output(shard_sim *s, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (!s->out)
+        return 0;
+    shard_column cols[SHARD_OUT_COUNT];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
+    int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, err);
+    if (!rc)
+        s->last_output = s->step;
+    return rc;
+}
+
+int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (!s->ckpt)
+        return 0;
+    int64_t contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
+    shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
+    int n_sec = shard_sim_checkpoint_sections(s, sec);
+    shard_checkpoint_state st = {
+        .p = &s->p, .n_sections = n_sec, .sections = sec, .bonds = &s->bonds, .broken = s->bond_broken,
+        .step = s->step, .dt = s->dt, .contacts = contacts, .state_hash = shard_sim_hash(s),
+        .scene_path = s->scene.path, .scene_text = s->scene.text, .scene_len = s->scene.text_len,
+    };
+    return shard_checkpoint_write(s->ckpt, s->comm, &st, err);
+}
+
+/* Output and checkpoint due at the current step, each on its own interval.  Output comes first, so a
+ * checkpoint at step k implies that the output of step k (if due) is complete.  Collective. */
+static void shard_sim_io(shard_sim *s, int final)
+{
+    shard_error e;
+    const shard_scene *sc = &s->scene;
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    if (s->out && s->last_output != s->step &&
+        (final || shard_interval_due(&sc->output.interval, s->step, s->dt))) {
+        if (shard_sim_write_output(s, &e))
+            shard_fail_all(s->comm, e.code, e.msg);
+    }
+    if (s->ckpt && !final && s->step != s->restarted_at &&
+        shard_interval_due(&sc->checkpoint.interval, s->step, s->dt) && s->step > 0) {
+        if (shard_sim_write_checkpoint(s, &e))
+            shard_fail_all(s->comm, e.code, e.msg);
+    }
+    shard_timer_stamp(&s->timer, s->ph_io, shard_wtime());
+    if (!final && shard_insitu_wants(s->insitu, s->step)) {
+        shard_sim_insitu(s);
+        shard_timer_stamp(&s->timer, s->ph_insitu, shard_wtime());
+    }
+}
+
+static void shard_sim_format_duration(double sec, char *buf, size_t len)
+{
+    if (sec < 120.0)
+        snprintf(buf, len, "%.1f s", sec);
+    else if (sec < 7200.0)
+        snprintf(buf, len, "%.1f min", sec / 60.0);
+    else
+        snprintf(buf, len, "%.1f h", sec / 3600.0);
+}
+
+void shard_sim_run(shard_sim *s, int quiet)
+{
+    int rank = shard_comm_rank(s->comm);
+    long every = s->scene.run.diagnostics_every;
+    double t0 = shard_wtime(), last_print = t0;
+    shard_timer_start(&s->timer, t0);
+    if (rank == 0 && !quiet)
+        printf("Running %ld steps of %.6g s (%lld particles, %d ranks)\n", s->total_steps - s->step, s->dt,
+               (long long)s->n_global, shard_comm_size(s->comm));
+    long first = s->step;
+    shard_sim_io(s, 0);
+    while (s->step < s->total_steps) {
+        shard_sim_step(s);
+        shard_sim_io(s, 0);
+        if (every > 0 && s->step % every == 0) {
+            shard_diag d = shard_sim_diagnostics(s);
+            if (rank == 0 && !quiet)
+                printf("diag step %ld t %.6e  kinetic %.6e J  elastic %.6e J  momentum %.3e %.3e %.3e  "
+                       "max|v| %.3e  contacts %lld\n",
+                       s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
+                       d.momentum[2], d.max_speed, (long long)d.contacts);
+            shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+        }
+        if (rank == 0 && !quiet) {
+            double now = shard_wtime();
+            if (now - last_print >= 1.0 || s->step == s->total_steps) {
+                last_print = now;
+                double done = (double)(s->step - first), left = (double)(s->total_steps - s->step);
+                char wall[32], eta[32];
+                shard_sim_format_duration(now - t0, wall, sizeof wall);
+                shard_sim_format_duration(done > 0 ? (now - t0) / done * left : 0.0, eta, sizeof eta);
+                printf("step %ld/%ld  t = %.4e s  wall %s  ETA %s\n", s->step, s->total_steps, shard_sim_time(s),
+                       wall, eta);
+                fflush(stdout);
+            }
+            shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+        }
+    }
+    shard_sim_io(s, 1);
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    s->loop_wall += shard_wtime() - t0;
+}

@@ -1,0 +1,659 @@
+/* Start-up and restart (see run.h and docs/architecture.md, "From input to state hash").
+ *
+ * The order: rank 0 reads the scene (or the checkpoint) and broadcasts the text; every rank parses it and
+ * gives each body its matter module; the modules and the common force terms compute their per-body state and
+ * the time step; rank 0 samples and bonds the bodies (or takes the checkpoint's state); METIS partitions and
+ * every rank receives its particles, grouped by module; each module precomputes; the first force evaluation
+ * runs through the same path as every step.  Every check that can fail is made before anything is written,
+ * and every verdict is shared, so bad input ends the run on every rank with one message.
+ */
+#include "sim_impl.h"
+
+#include "shard/fileio.h"
+#include "shard/partition.h"
+#include "shard/sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+shard_overrides shard_default_overrides(void)
+{
+    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL,
+                             .catalyst_every = 1};
+}
+
+int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err)
+{
+    int m = shard_matter_find(t->modules, t->n_modules, sc->bodies[b].kind);
+    if (m >= 0)
+        return m;
+    char known[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < t->n_modules; k++)
+        shard_list_append(known, sizeof known, &used, t->modules[k]->kind);
+    shard_error_at(err, sc->path, &sc->bodies[b].kind_loc, "unknown kind of matter '%s' (this build has: %s)",
+                   sc->bodies[b].kind, known);
+    return -1;
+}
+
+/* The module of every body from its `kind`.  Every rank sees the same scene, so the verdict needs no
+ * communication. */
+static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    s->body_module = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->body_module);
+    for (int b = 0; b < sc->n_bodies; b++)
+        if ((s->body_module[b] = shard_sim_kind_of(sc, t, b, err)) < 0)
+            return err->code;
+    if (t->n_modules > SHARD_CHECKPOINT_MAX_SECTIONS)
+        shard_fatal(SHARD_EXIT_INTERNAL, "%d matter modules: a checkpoint holds at most %d sections", t->n_modules,
+                    SHARD_CHECKPOINT_MAX_SECTIONS);
+    s->n_modules = t->n_modules;
+    s->mod = shard_calloc((size_t)t->n_modules, sizeof *s->mod);
+    for (int m = 0; m < t->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        md->def = t->modules[m];
+        shard_block_init(&md->block, md->def->rows, md->def->n_rows);
+        md->bodies = shard_calloc((size_t)sc->n_bodies + 1, md->def->body_bytes ? md->def->body_bytes : 1);
+    }
+    return 0;
+}
+
+/* The merged force table: every module's terms and the common ones, by order (ties keep table order: module
+ * terms in module order, then common terms).  Two-pass terms run before the one-pass terms of a step, so
+ * their orders must come first. */
+static void shard_sim_merge_terms(shard_sim *s, const shard_sim_tables *t)
+{
+    int n = t->n_terms;
+    for (int m = 0; m < s->n_modules; m++)
+        n += s->mod[m].def->n_terms;
+    if (n > SHARD_SIM_MAX_TERMS)
+        shard_fatal(SHARD_EXIT_INTERNAL, "%d force terms: at most %d (SHARD_SIM_MAX_TERMS)", n, SHARD_SIM_MAX_TERMS);
+    s->term = shard_calloc((size_t)n + 1, sizeof *s->term);
+    int k = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        for (int q = 0; q < s->mod[m].def->n_terms; q++)
+            s->term[k++] = (shard_sim_term){.def = s->mod[m].def->terms[q], .module = m};
+    for (int q = 0; q < t->n_terms; q++)
+        s->term[k++] = (shard_sim_term){.def = t->terms[q], .module = -1};
+    s->n_terms = n;
+    /* Insertion sort: stable, and the table is a handful of rows. */
+    for (int i = 1; i < n; i++) {
+        shard_sim_term x = s->term[i];
+        int j = i - 1;
+        while (j >= 0 && s->term[j].def->order > x.def->order) {
+            s->term[j + 1] = s->term[j];
+            j--;
+        }
+        s->term[j + 1] = x;
+    }
+    int last_two_pass = -1, first_one_pass = n;
+    for (int i = 0; i < n; i++) {
+        if (s->term[i].def->pass1)
+            last_two_pass = i;
+        else if (first_one_pass == n)
+            first_one_pass = i;
+    }
+    if (last_two_pass > first_one_pass)
+        shard_fatal(SHARD_EXIT_INTERNAL, "force term '%s' has two passes but comes after the one-pass term '%s' in "
+                    "the force order", s->term[last_two_pass].def->name, s->term[first_one_pass].def->name);
+}
+
+/* Per-body state of the modules (their own bodies) and of the common terms (every body). */
+static int shard_sim_body_state(shard_sim *s, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    for (int b = 0; b < sc->n_bodies; b++) {
+        shard_sim_module *md = shard_sim_module_of(s, b);
+        if (md->def->body_init &&
+            md->def->body_init(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b, err))
+            return err->code;
+    }
+    for (int k = 0; k < s->n_terms; k++) {
+        shard_sim_term *t = &s->term[k];
+        if (t->module >= 0)
+            continue;
+        t->own_bodies = shard_calloc((size_t)sc->n_bodies + 1, t->def->body_bytes ? t->def->body_bytes : 1);
+        for (int b = 0; b < sc->n_bodies && t->def->body_init; b++)
+            if (t->def->body_init(sc, b, (char *)t->own_bodies + t->def->body_bytes * (size_t)b, err))
+                return err->code;
+    }
+    return 0;
+}
+
+/* The time step from scene data alone (identical on every rank, no reduction needed): the smallest limit any
+ * module (for its bodies) or common term (for every body) gives, times run.dt_safety; the first limit of the
+ * tables wins a tie, so the label is deterministic. */
+static void shard_sim_time_step(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    double best = INFINITY;
+    const char *why = "none";
+    for (int b = 0; b < sc->n_bodies; b++) {
+        shard_sim_module *md = shard_sim_module_of(s, b);
+        if (!md->def->dt_limit)
+            continue;
+        double d = md->def->dt_limit(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b);
+        if (d < best)
+            best = d, why = md->def->dt_name;
+    }
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->module >= 0 || !t->def->dt_limit)
+            continue;
+        for (int b = 0; b < sc->n_bodies; b++) {
+            double d = t->def->dt_limit(sc, b, (char *)t->own_bodies + t->def->body_bytes * (size_t)b);
+            if (d < best)
+                best = d, why = t->def->dt_name;
+        }
+    }
+    if (sc->run.dt > 0.0) {
+        s->dt = sc->run.dt;
+        s->dt_limit = "given";
+    } else {
+        s->dt = sc->run.dt_safety * best;
+        s->dt_limit = why;
+    }
+}
+
+static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov, shard_error *err)
+{
+    if (ov->steps >= 0) {
+        sc->run.steps = ov->steps;
+        sc->run.end_time = 0.0;
+    }
+    if (ov->until >= 0.0) {
+        sc->run.end_time = ov->until;
+        sc->run.steps = 0;
+    }
+    if (ov->dt > 0.0)
+        sc->run.dt = ov->dt;
+    if (ov->out_dir) {
+        if (strlen(ov->out_dir) >= sizeof sc->run.output_dir)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "--out: path too long");
+        snprintf(sc->run.output_dir, sizeof sc->run.output_dir, "%s", ov->out_dir);
+    }
+    return 0;
+}
+
+/* Contact distances: each body's largest contact radius over the terms that have one, the skin (in units of
+ * the smallest spacing) and the contact-ghost cutoff. */
+static void shard_sim_contact_range(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    s->contact_radius = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->contact_radius);
+    double min_spacing = INFINITY, max_radius = 0.0;
+    for (int b = 0; b < sc->n_bodies; b++) {
+        min_spacing = fmin(min_spacing, sc->bodies[b].spacing);
+        for (int k = 0; k < s->n_terms; k++) {
+            const shard_sim_term *t = &s->term[k];
+            if (t->module < 0 && t->def->contact_radius)
+                s->contact_radius[b] = fmax(s->contact_radius[b], t->def->contact_radius(
+                                                                      (char *)t->own_bodies +
+                                                                      t->def->body_bytes * (size_t)b));
+        }
+        max_radius = fmax(max_radius, s->contact_radius[b]);
+    }
+    s->skin = sc->run.skin * min_spacing;
+    s->cutoff = 2.0 * max_radius + s->skin;
+}
+
+/* Rank 0: sampling and reference bonds of the whole scene, bond radius per body from its module. */
+static int shard_sim_sample(shard_sim *s, shard_sampled *g, shard_csr *gb, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    double *h = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof *h);
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_matter *m = shard_sim_module_of(s, b)->def;
+        h[b] = m->bond_radius ? m->bond_radius(sc, b) : 0.0;
+    }
+    int rc = shard_sample_scene_bonds(sc, h, g, gb, err);
+    free(h);
+    return rc;
+}
+
+/* Rank 0 of a restart: the loaded state must fit the scene it is restarted with. */
+static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_data *ck, const char *ck_path,
+                                   shard_error *err)
+{
+    if (ck->dt != s->dt)
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "%s: written with the time step %.17g s, but this run's is %.17g s (a different "
+                               "--dt?); a restart continues with the same time step",
+                               ck_path, ck->dt, s->dt);
+    for (int64_t i = 0; i < ck->n; i++) {
+        int b = ck->p.body[i];
+        if (b < 0 || b >= s->scene.n_bodies)
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld belongs to body %d, but the scene has "
+                                   "%d bodies", ck_path, (long long)i, b, s->scene.n_bodies);
+        /* A module with state rows must hold each of its particles in its section, and no other. */
+        int m = s->body_module[b], stateful = 0;
+        for (int r = 0; r < s->mod[m].block.n_rows; r++)
+            stateful |= (s->mod[m].block.rows[r].flags & SHARD_FIELD_STATE) != 0;
+        int want = stateful ? m : -1;
+        if (ck->section_of[i] != want)
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld (body '%s', kind %s) is %s section "
+                                   "/%s", ck_path, (long long)i, s->scene.bodies[b].name, s->scene.bodies[b].kind,
+                                   want >= 0 ? "missing from" : "in", want >= 0 ? s->mod[m].def->kind :
+                                   ck->section_of[i] >= 0 ? s->mod[ck->section_of[i]].def->kind : "?");
+    }
+    return 0;
+}
+
+/* The whole run as rank 0 hands it to the distribution: the sampled particles, row = global id, x = X. */
+static shard_particles shard_sim_sampled_view(const shard_sampled *g)
+{
+    shard_particles all;
+    memset(&all, 0, sizeof all);
+    all.n_owned = all.n_local = all.capacity = g->n;
+    all.X = g->X;
+    all.x = g->X;
+    all.v = g->v;
+    all.vpres = g->vpres;
+    all.body = g->body;
+    all.flags = g->flags;
+    return all;
+}
+
+/* The sections of the checkpoint: one per module, in module order (the writer skips those without a STATE
+ * row). */
+static void shard_sim_sections(const shard_sim *s, shard_checkpoint_section *sec)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        sec[m] = (shard_checkpoint_section){.name = s->mod[m].def->kind, .block = &s->mod[m].block};
+}
+
+/* Splits each module's owned particles into those whose bond partners are all owned (computable while a halo
+ * exchange is in flight) and the others. */
+static void shard_sim_split_owned(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        const shard_block *b = &md->block;
+        md->inner = shard_malloc((b->n_owned + 1) * sizeof *md->inner);
+        md->outer = shard_malloc((b->n_owned + 1) * sizeof *md->outer);
+        md->n_inner = md->n_outer = 0;
+        for (size_t i = b->first; i < b->first + b->n_owned; i++) {
+            int ghost = 0;
+            for (int64_t e = s->bonds.start[i]; e < s->bonds.start[i + 1] && !ghost; e++)
+                ghost = (size_t)s->bonds.idx[e] >= s->p.n_owned;
+            if (ghost)
+                md->outer[md->n_outer++] = (int32_t)i;
+            else
+                md->inner[md->n_inner++] = (int32_t)i;
+        }
+    }
+}
+
+/* The hooks' views and the timer phases (Neigh first, then the force terms' phases in force order, then the
+ * driver's own: the timing table reads in the order of a step). */
+static void shard_sim_wire(shard_sim *s)
+{
+    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = &s->bonds, .broken = s->bond_broken,
+                           .cand = &s->cand, .dt = s->dt};
+    memset(&s->timer, 0, sizeof s->timer);
+    s->ph_neigh = shard_timer_phase(&s->timer, "Neigh");
+    for (int k = 0; k < s->n_terms; k++) {
+        shard_sim_term *t = &s->term[k];
+        t->phase = shard_timer_phase(&s->timer, t->def->phase);
+        if (t->module >= 0)
+            t->ctx = (shard_matter_ctx){.ph = &s->phys, .block = &s->mod[t->module].block,
+                                        .bodies = s->mod[t->module].bodies};
+        else
+            t->ctx = (shard_matter_ctx){.ph = &s->phys, .block = NULL, .bodies = t->own_bodies};
+    }
+    s->ph_comm = shard_timer_phase(&s->timer, "Comm");
+    s->ph_integrate = shard_timer_phase(&s->timer, "Integrate");
+    s->ph_io = shard_timer_phase(&s->timer, "I/O");
+    s->ph_insitu = shard_timer_phase(&s->timer, "In-situ");
+    s->ph_other = shard_timer_phase(&s->timer, "Other");
+}
+
+static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err);
+
+/* Output and checkpoint writers for the scene's sections (nothing is created on disk yet). */
+static void shard_sim_io_setup(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    if (!sc->output.enabled && !sc->checkpoint.enabled)
+        return;
+#ifndef SHARD_HAVE_HDF5
+    if (shard_comm_rank(s->comm) == 0) {
+        fprintf(stderr, "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
+                        "and checkpoints are disabled\n",
+                sc->path, sc->output.enabled ? "output" : "checkpoints");
+        fflush(stderr);
+    }
+    return;
+#else
+    if (sc->output.enabled) {
+        s->out = shard_output_create(sc->output.dir[0] ? sc->output.dir : sc->run.output_dir, sc->path, sc->text,
+                                     sc->text_len);
+        if (s->restarted_at >= 0)
+            shard_output_resume(s->out, s->comm, &sc->output.interval, s->restarted_at, s->dt);
+    }
+    if (sc->checkpoint.enabled)
+        s->ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
+                                          sc->checkpoint.keep);
+#endif
+}
+
+const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf)
+{
+    *buf = t ? *t : (shard_sim_tables){0};
+    if (!buf->modules)
+        buf->modules = shard_matter_table(&buf->n_modules);
+    if (!buf->terms)
+        buf->terms = shard_force_table(&buf->n_terms);
+    return buf;
+}
+
+/* Builds a simulation from scene text; ck (rank 0 of a restart; NULL otherwise, and on other ranks) supplies
+ * the state instead of sampling.  Collective. */
+static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *text, size_t len,
+                                  const shard_overrides *ov, const shard_sim_tables *tables, int restart,
+                                  const shard_checkpoint_data *ck, shard_error *err)
+{
+    int rank = shard_comm_rank(c), size = shard_comm_size(c);
+    memset(err, 0, sizeof *err);
+    uint64_t n64 = len;
+    shard_comm_bcast(c, &n64, sizeof n64, 0);
+    char *buf = shard_malloc((size_t)n64 + 1);
+    if (rank == 0)
+        memcpy(buf, text, (size_t)n64);
+    shard_comm_bcast(c, buf, (size_t)n64, 0);
+    buf[n64] = '\0';
+
+    shard_sim *s = shard_calloc(1, sizeof *s);
+    s->comm = c;
+    s->last_output = -1;
+    s->restarted_at = -1;
+    /* Every rank parses the same text and so reaches the same verdict: no communication needed. */
+    int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
+    free(buf);
+    if (!rc)
+        rc = shard_sim_apply_overrides(&s->scene, ov, err);
+    if (!rc)
+        rc = shard_sim_resolve_kinds(s, tables, err);
+    if (!rc) {
+        shard_sim_merge_terms(s, tables);
+        rc = shard_sim_body_state(s, err);
+    }
+    if (rc) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
+    shard_scene *sc = &s->scene;
+    shard_sim_time_step(s);
+    if (sc->run.steps > 0)
+        s->total_steps = sc->run.steps;
+    else
+        s->total_steps = (long)ceil(sc->run.end_time / s->dt - 1e-9);
+    shard_sim_contact_range(s);
+
+    /* Rank 0 samples and bonds the whole scene, or takes the checkpoint's state; its verdict on the input is
+     * shared with every rank. */
+    shard_sampled g = {0};
+    shard_csr gb = {0};
+    shard_particles all;
+    memset(&all, 0, sizeof all);
+    const shard_csr *graph = &gb;
+    const uint8_t *graph_broken = NULL;
+    const shard_block *all_blocks = NULL;
+    if (rank == 0 && restart) {
+        if (shard_sim_check_restart(s, ck, ov->restart, err) == 0) {
+            all = ck->p;
+            graph = &ck->bonds;
+            graph_broken = ck->broken;
+            s->n_global = ck->n;
+            s->n_bonds_global = ck->n_bonds;
+            /* The checkpoint's sections are in module order (shard_sim_sections). */
+            all_blocks = ck->blocks;
+            if ((int64_t)size > s->n_global)
+                shard_error_set(err, SHARD_EXIT_INPUT, "%s: the checkpoint has %lld particle(s), fewer than the %d "
+                                "ranks it is restarted on", ov->restart, (long long)s->n_global, size);
+        }
+    } else if (rank == 0 && shard_sim_sample(s, &g, &gb, err) == 0) {
+        all = shard_sim_sampled_view(&g);
+        s->n_global = (int64_t)g.n;
+        s->n_bonds_global = gb.start[g.n];
+        if ((int64_t)size > s->n_global)
+            shard_error_at(err, sc->path, &sc->bodies[0].loc,
+                           "the scene has %lld particle(s) in total, fewer than the %d ranks it runs on",
+                           (long long)s->n_global, size);
+    }
+    if (shard_comm_agree(c, err, 0)) {
+        shard_sampled_free(&g);
+        shard_csr_free(&gb);
+        shard_sim_destroy(&s);
+        return NULL;
+    }
+    s->body_count = shard_calloc((size_t)sc->n_bodies, sizeof *s->body_count);
+    if (rank == 0)
+        for (size_t i = 0; i < all.n_owned; i++)
+            s->body_count[all.body[i]]++;
+    shard_comm_bcast(c, s->body_count, (size_t)sc->n_bodies * sizeof *s->body_count, 0);
+    shard_comm_bcast(c, &s->n_global, sizeof s->n_global, 0);
+    shard_comm_bcast(c, &s->n_bonds_global, sizeof s->n_bonds_global, 0);
+    if (restart) {
+        int64_t hdr[2] = {rank == 0 ? ck->step : 0, rank == 0 ? ck->contacts : 0};
+        shard_comm_bcast(c, hdr, sizeof hdr, 0);
+        s->step = s->restarted_at = s->last_output = (long)hdr[0];
+        s->contacts_local = rank == 0 ? hdr[1] : 0;
+    }
+
+    /* A module has a halo when one of its bodies has bonds (the same verdict on every rank: scene data). */
+    int *has_halo = shard_calloc((size_t)s->n_modules + 1, sizeof *has_halo);
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_matter *m = shard_sim_module_of(s, b)->def;
+        if (m->bond_radius && m->bond_radius(sc, b) > 0.0)
+            has_halo[s->body_module[b]] = 1;
+    }
+    for (int m = 0; m < s->n_modules; m++)
+        s->mod[m].has_bonds = has_halo[m];
+    shard_halo **halos = shard_calloc((size_t)s->n_modules + 1, sizeof *halos);
+    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo};
+    shard_block *blocks = shard_calloc((size_t)s->n_modules + 1, sizeof *blocks);
+    for (int m = 0; m < s->n_modules; m++)
+        blocks[m] = s->mod[m].block;
+    rc = shard_partition_distribute(c, &kinds, rank == 0 ? &all : NULL, rank == 0 ? all_blocks : NULL,
+                                    rank == 0 ? graph : NULL, graph_broken, &s->p, blocks, &s->bonds,
+                                    &s->bond_broken, halos, &s->edge_cut, err);
+    for (int m = 0; m < s->n_modules; m++) {
+        s->mod[m].block = blocks[m];
+        s->mod[m].halo = halos[m];
+    }
+    free(blocks), free(halos), free(has_halo);
+    shard_sampled_free(&g);
+    shard_csr_free(&gb);
+    if (rc) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
+
+    /* Masses and volumes: each particle stands for one lattice cell of its body (see docs/architecture.md for
+     * why not the kernel-density estimate of the paper's §2.6). */
+    shard_particles *p = &s->p;
+    for (size_t i = 0; i < p->n_local; i++) {
+        const shard_body_def *bd = &sc->bodies[p->body[i]];
+        double vol = bd->spacing * bd->spacing * bd->spacing;
+        p->volume[i] = vol;
+        p->mass[i] = sc->materials[bd->material].density * vol;
+    }
+    shard_sim_wire(s);
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->prepare) {
+            shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
+            s->mod[m].def->prepare(&mc);
+        }
+    shard_sim_split_owned(s);
+    shard_reserve((void **)&s->f, &s->f_cap, 3 * p->n_owned + 3, sizeof *s->f);
+    s->ghosts = shard_ghosts_create(sc->n_bodies);
+
+    shard_timer_start(&s->timer, shard_wtime());
+    /* A restart has the accelerations of the last force evaluation (made with the half-step velocities, so
+     * they cannot be recomputed from the state) and the plastic strain after it: evaluating the forces again
+     * would advance the plastic strain a second time.  It only needs the contact ghosts. */
+    if (restart)
+        shard_sim_rebuild(s);
+    else
+        shard_sim_forces(s, 1);
+    shard_timer_clear(&s->timer);
+    s->rebuilds = 0;
+    shard_sim_io_setup(s);
+    if (shard_sim_insitu_setup(s, ov, err)) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
+    return s;
+}
+
+shard_sim *shard_sim_create_with(shard_comm *c, const char *path, const char *text, size_t len,
+                                 const shard_overrides *ov, const shard_sim_tables *tables, shard_error *err)
+{
+    shard_sim_tables t;
+    return shard_sim_build(c, path, text, len, ov, shard_sim_default_tables(tables, &t), 0, NULL, err);
+}
+
+shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
+                            const shard_overrides *ov, shard_error *err)
+{
+    return shard_sim_create_with(c, path, text, len, ov, NULL, err);
+}
+
+/* Collective: the restart path of shard_sim_open.  Rank 0 loads and validates the checkpoint, then compares the
+ * scene text; nothing is created or written before every check has passed. */
+static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard_overrides *ov,
+                                    const shard_sim_tables *t, shard_error *err)
+{
+    int rank = shard_comm_rank(c);
+    shard_checkpoint_data ck;
+    memset(&ck, 0, sizeof ck);
+    memset(err, 0, sizeof *err);
+    char *text = NULL;
+    size_t len = 0;
+    char scene_path[SHARD_PATH_MAX];
+    snprintf(scene_path, sizeof scene_path, "%s", path ? path : "");
+    /* The sections to read: one per module of the tables, rows from the module (a scratch block each). */
+    shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
+    shard_block rows[SHARD_CHECKPOINT_MAX_SECTIONS];
+    int n_sec = t->n_modules < SHARD_CHECKPOINT_MAX_SECTIONS ? t->n_modules : SHARD_CHECKPOINT_MAX_SECTIONS;
+    for (int m = 0; m < n_sec; m++) {
+        shard_block_init(&rows[m], t->modules[m]->rows, t->modules[m]->n_rows);
+        sec[m] = (shard_checkpoint_section){.name = t->modules[m]->kind, .block = &rows[m]};
+    }
+    if (rank == 0 && shard_checkpoint_load(ov->restart, n_sec, sec, &ck, err) == 0) {
+        if (path) {
+            if (shard_file_read_all(path, "scene file", SHARD_SCENE_MAX_BYTES, &text, &len, err) == 0 &&
+                (len != ck.scene_len || memcmp(text, ck.scene_text, len) != 0))
+                shard_error_set(err, SHARD_EXIT_INPUT,
+                                "%s: written for a different scene: its copy of '%s' differs from %s (restart "
+                                "with the scene file it was written with, or omit the scene to use its copy)",
+                                ov->restart, ck.scene_path[0] ? ck.scene_path : "the scene", path);
+        } else {
+            len = ck.scene_len;
+            text = shard_malloc(len + 1);
+            memcpy(text, ck.scene_text, len + 1);
+            snprintf(scene_path, sizeof scene_path, "%s", ck.scene_path[0] ? ck.scene_path : ov->restart);
+        }
+    }
+    shard_sim *s = NULL;
+    if (!shard_comm_agree(c, err, 0)) {
+        shard_comm_bcast(c, scene_path, sizeof scene_path, 0);
+        s = shard_sim_build(c, scene_path, text, len, ov, t, 1, rank == 0 ? &ck : NULL, err);
+    }
+    free(text);
+    shard_checkpoint_data_free(&ck);
+    return s;
+}
+
+shard_sim *shard_sim_open_with(shard_comm *c, const char *path, const shard_overrides *ov,
+                               const shard_sim_tables *tables, shard_error *err)
+{
+    shard_sim_tables t;
+    shard_sim_default_tables(tables, &t);
+    if (ov->restart)
+        return shard_sim_restart(c, path, ov, &t, err);
+    char *text = NULL;
+    size_t len = 0;
+    memset(err, 0, sizeof *err);
+    if (shard_comm_rank(c) == 0)
+        shard_file_read_all(path, "scene file", SHARD_SCENE_MAX_BYTES, &text, &len, err);
+    if (shard_comm_agree(c, err, 0)) {
+        free(text);
+        return NULL;
+    }
+    shard_sim *s = shard_sim_build(c, path, text, len, ov, &t, 0, NULL, err);
+    free(text);
+    return s;
+}
+
+shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides *ov, shard_error *err)
+{
+    return shard_sim_open_with(c, path, ov, NULL, err);
+}
+
+/* Starts Catalyst with the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
+static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    const char *scripts[SHARD_INSITU_MAX_SCRIPTS];
+    long every[SHARD_INSITU_MAX_SCRIPTS];
+    int n = 0;
+    for (int k = 0; k < sc->n_catalyst && n < SHARD_INSITU_MAX_SCRIPTS; k++, n++)
+        scripts[n] = sc->catalyst[k].script, every[n] = sc->catalyst[k].every;
+    for (int k = 0; k < ov->n_catalyst; k++, n++) {
+        if (n == SHARD_INSITU_MAX_SCRIPTS)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "--catalyst: at most %d scripts in all (scene and command "
+                                   "line)", SHARD_INSITU_MAX_SCRIPTS);
+        scripts[n] = ov->catalyst[k], every[n] = ov->catalyst_every > 0 ? ov->catalyst_every : 1;
+    }
+    memset(err, 0, sizeof *err);
+    s->insitu = shard_insitu_create(s->comm, n, scripts, every, sc->run.output_dir, err);
+    return err->code;
+}
+
+const shard_block *shard_sim_block(const shard_sim *s, const char *kind)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        if (strcmp(s->mod[m].def->kind, kind) == 0)
+            return &s->mod[m].block;
+    return NULL;
+}
+
+int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec)
+{
+    shard_sim_sections(s, sec);
+    return s->n_modules;
+}
+
+void shard_sim_destroy(shard_sim **sp)
+{
+    if (!sp || !*sp)
+        return;
+    shard_sim *s = *sp;
+    shard_insitu_destroy(&s->insitu);
+    shard_particles_free(&s->p);
+    shard_csr_free(&s->bonds);
+    shard_csr_free(&s->cand);
+    shard_cells_free(&s->cells);
+    shard_ghosts_destroy(&s->ghosts);
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_block_free(&s->mod[m].block);
+        shard_halo_destroy(&s->mod[m].halo);
+        free(s->mod[m].bodies), free(s->mod[m].inner), free(s->mod[m].outer);
+    }
+    for (int k = 0; k < s->n_terms; k++)
+        free(s->term[k].own_bodies);
+    free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius);
+    shard_scene_free(&s->scene);
+    free(s->f), free(s->body_count), free(s->bond_broken);
+    for (int f = 0; f < SHARD_OUT_COUNT; f++)
+        free(s->col_buf[f]);
+    shard_output_destroy(&s->out);
+    shard_checkpoint_destroy(&s->ckpt);
+    free(s);
+    *sp = NULL;
+}

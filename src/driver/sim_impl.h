@@ -1,0 +1,109 @@
+/* Private to src/driver/: the simulation record shared by the driver's files.
+ *
+ *   setup.c   start-up and restart: scene -> matter modules and force terms -> sampling and bonds (rank 0) ->
+ *             METIS and distribution -> precomputation -> the first force evaluation
+ *   step.c    one time step, the force path (shared by start-up and the step) and the diagnostics
+ *   run.c     the run loop: output, checkpoints and in-situ scripts on their intervals, progress
+ *   report.c  the end-of-run report and the `shard check` summary
+ * Nothing here calls MPI: exchanges and reductions go through decomposition/.
+ */
+#ifndef SHARD_SIM_IMPL_H
+#define SHARD_SIM_IMPL_H
+
+#include "shard/checkpoint.h"
+#include "shard/forces.h"
+#include "shard/ghosts.h"
+#include "shard/halo.h"
+#include "shard/insitu.h"
+#include "shard/matter.h"
+#include "shard/neighbor.h"
+#include "shard/output.h"
+#include "shard/run.h"
+#include "shard/timer.h"
+
+/* The most force terms a run merges (modules' and common ones). */
+#define SHARD_SIM_MAX_TERMS 32
+
+/* One matter module at run time. */
+typedef struct shard_sim_module {
+    const shard_matter *def;
+    shard_block block;            /* its per-particle arrays (owned slots, then its bond ghosts) */
+    void *bodies;                 /* per-body state: n_bodies entries of def->body_bytes (its own bodies set) */
+    int has_bonds;                /* some body of this kind has bond_radius > 0 (then `halo` exists) */
+    shard_halo *halo;             /* its bond ghosts */
+    int32_t *inner, *outer;       /* its owned particles without / with a bond partner among the ghosts */
+    size_t n_inner, n_outer;
+} shard_sim_module;
+
+/* One force term of the merged table (module terms and common terms, by order). */
+typedef struct shard_sim_term {
+    const shard_force_term *def;
+    int module;                   /* the module it belongs to, or -1 for a common term */
+    void *own_bodies;             /* common terms: their per-body state (n_bodies entries of def->body_bytes) */
+    shard_matter_ctx ctx;         /* what its hooks see */
+    int phase;                    /* timer phase index */
+} shard_sim_term;
+
+struct shard_sim {
+    shard_comm *comm;
+    shard_insitu *insitu;         /* Catalyst scripts, or NULL */
+    shard_scene scene;
+    shard_particles p;
+    shard_csr bonds, cand;
+    uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken (none yet: fracture will set them) */
+    shard_cells cells;
+    shard_ghosts *ghosts;         /* contact ghosts */
+    shard_phys phys;              /* what physics hooks see (points into this record) */
+    int n_modules;
+    shard_sim_module *mod;
+    int32_t *body_module;         /* module of each body */
+    int n_terms;
+    shard_sim_term *term;
+    double *contact_radius;       /* per body: the largest contact radius any term gives it */
+    double *f;                    /* force scratch, 3 per owned */
+    size_t f_cap;
+    double dt, skin, cutoff;
+    const char *dt_limit;         /* which limit set dt ("wave speed", "contact", "given") */
+    long step, total_steps;
+    int64_t n_global, n_bonds_global, edge_cut;
+    int64_t *body_count;          /* particles per body */
+    int64_t contacts_local;
+    long rebuilds;
+    shard_timer timer;
+    int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_other;
+    double loop_wall;
+    shard_output *out;            /* NULL: no output section (or no HDF5) */
+    shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
+    long last_output;             /* step of the last output written or inherited from a restart, or -1 */
+    long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
+    void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
+    size_t col_cap[SHARD_OUT_COUNT];
+};
+
+/* setup.c: the matter module of body b. */
+static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { return &s->mod[s->body_module[b]]; }
+
+/* setup.c: the tables t, with this build's in place of NULL ones (in *buf). */
+const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf);
+/* setup.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
+ * of matter ..." in err. Local. */
+int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
+
+/* setup.c: the checkpoint sections of the run, one per module in module order (at most
+ * SHARD_CHECKPOINT_MAX_SECTIONS modules; checked at set-up); returns their count. */
+int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec);
+
+/* step.c */
+/* The force path: forward x, v to every bond ghost, the skin check (and a contact-ghost rebuild when it says so
+ * or when force_rebuild), every force term in order into f, then a = f/m + g.  Start-up and the step both
+ * call it.  Collective. */
+void shard_sim_forces(shard_sim *s, int force_rebuild);
+/* Contact ghosts and candidate lists from the current positions.  Collective. */
+void shard_sim_rebuild(shard_sim *s);
+/* Forwards x and v of the owned particles to every module's bond ghosts (not timed).  Collective. */
+void shard_sim_forward_xv(shard_sim *s);
+
+/* run.c: the columns of the fields in `want` (a mask of shard_output_field) for the owned particles. */
+int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max);
+
+#endif

@@ -1,0 +1,210 @@
+/* One time step, the force path and the diagnostics (see run.h and docs/architecture.md).
+ *
+ * One step, in order (the timer phase in brackets; "inner" particles have no bond partner among the ghosts, so
+ * they are computed while a halo exchange is in flight):
+ *   kick v += dt/2 a, drift x += dt v                                      [Integrate]
+ *   the force path (shard_sim_forces; start-up runs the same):
+ *     begin halo of x, v to every module's bond ghosts; pass 1 of the two-pass terms for inner particles
+ *     end halo; skin check (one allreduce, also catches NaN)               [Comm]
+ *     on a skin violation: contact ghosts and candidate lists rebuilt      [Neigh]; else forward to them [Comm]
+ *     pass 1 for the other particles                                       [the term's phase: Solid]
+ *     begin halo of the two-pass terms' exchange rows (B); f = 0; pass 2 (add) of inner particles
+ *     end halo; pass 2 of the others
+ *     the one-pass terms in force order, each f += ...                     [Contact]
+ *     a = f/m + g                                                           [Integrate]
+ *   kick v += dt/2 a                                                       [Integrate]
+ * Every particle's force is the sum of the terms in the order of the merged force table (solid, then contact,
+ * then obstacles), whatever the partition: every term adds into f and a particle is in exactly one list.
+ */
+#include "sim_impl.h"
+
+#include "shard/integrate.h"
+#include "shard/xsum.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The x, v fields of the particle store as a module's halo sees them. */
+static void shard_sim_xv_fields(shard_sim *s, const shard_halo *h, shard_halo_field f[2])
+{
+    f[0] = shard_halo_field_of(h, s->p.x, 3);
+    f[1] = shard_halo_field_of(h, s->p.v, 3);
+}
+
+void shard_sim_forward_xv(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo) {
+            shard_halo_field f[2];
+            shard_sim_xv_fields(s, s->mod[m].halo, f);
+            shard_halo_forward(s->mod[m].halo, 2, f);
+        }
+}
+
+void shard_sim_rebuild(shard_sim *s)
+{
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    for (int m = 0; m < s->n_modules; m++)
+        halos[m] = s->mod[m].halo;
+    shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
+    shard_neighbor_contacts(&s->p, s->contact_radius, s->skin, &s->cells, &s->cand);
+    memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
+    s->rebuilds++;
+    shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
+}
+
+/* Once the bond ghosts hold the new x and v: the skin check (one allreduce that also carries "a position is
+ * not finite"), then either a contact-ghost rebuild or the forward exchange of the contact ghosts. Collective. */
+static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
+{
+    shard_particles *p = &s->p;
+    double m2 = shard_integrate_max_move2(p);
+    int flags[2] = {m2 > 0.25 * s->skin * s->skin || force_rebuild, !isfinite(m2)};
+    shard_comm_max_ints(s->comm, flags, 2);
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    if (flags[1]) {
+        shard_error e = {0};
+        if (!isfinite(m2))
+            shard_error_set(&e, SHARD_EXIT_RUNTIME,
+                            "step %ld: a particle position is not finite (the time step is too large for the "
+                            "material or contact stiffness; try a smaller run.dt_safety)",
+                            s->step);
+        shard_comm_any_error(s->comm, &e);
+        shard_fail_all(s->comm, SHARD_EXIT_RUNTIME, e.msg);
+    }
+    if (flags[0]) {
+        shard_sim_rebuild(s);
+    } else {
+        shard_ghosts_forward(s->ghosts, p);
+        shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    }
+}
+
+/* The exchange row of a two-pass term as its module's halo sees it: owned slot i - first is sent, ghost q of
+ * the halo lands in slot n_owned + q. */
+static shard_halo_field shard_sim_exchange_field(shard_sim *s, const shard_sim_term *t)
+{
+    shard_block *b = &s->mod[t->module].block;
+    const shard_field_desc *d = &b->rows[t->def->exchange_row];
+    return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
+                              .recv_at = b->n_owned};
+}
+
+void shard_sim_forces(shard_sim *s, int force_rebuild)
+{
+    shard_particles *p = &s->p;
+    s->phys.t = (double)s->step * s->dt;
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
+     * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
+    shard_halo_field xv[SHARD_CHECKPOINT_MAX_SECTIONS][2];
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo) {
+            shard_sim_xv_fields(s, s->mod[m].halo, xv[m]);
+            shard_halo_forward_begin(s->mod[m].halo, 2, xv[m]);
+        }
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1) {
+            const shard_sim_module *md = &s->mod[t->module];
+            t->def->pass1(&t->ctx, md->inner, md->n_inner);
+            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
+        }
+    }
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo)
+            shard_halo_forward_end(s->mod[m].halo, 2, xv[m]);
+    shard_sim_after_positions(s, force_rebuild);
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1) {
+            const shard_sim_module *md = &s->mod[t->module];
+            t->def->pass1(&t->ctx, md->outer, md->n_outer);
+            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
+        }
+    }
+    /* Exchange rows are read after a possible contact-ghost rebuild, which may move the store's arrays (the
+     * blocks never move). */
+    shard_halo_field ex[SHARD_SIM_MAX_TERMS];
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1 && s->mod[t->module].halo) {
+            ex[k] = shard_sim_exchange_field(s, t);
+            shard_halo_forward_begin(s->mod[t->module].halo, 1, &ex[k]);
+        }
+    }
+    memset(s->f, 0, 3 * p->n_owned * sizeof *s->f);
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1) {
+            const shard_sim_module *md = &s->mod[t->module];
+            t->def->add(&t->ctx, s->f, md->inner, md->n_inner, 0);
+            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
+        }
+    }
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1 && s->mod[t->module].halo)
+            shard_halo_forward_end(s->mod[t->module].halo, 1, &ex[k]);
+    }
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    int64_t contacts = 0;
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1) {
+            const shard_sim_module *md = &s->mod[t->module];
+            t->def->add(&t->ctx, s->f, md->outer, md->n_outer, 1);
+        } else {
+            contacts += (int64_t)t->def->add(&t->ctx, s->f, NULL, p->n_owned, 1);
+        }
+        shard_timer_stamp(&s->timer, t->phase, shard_wtime());
+    }
+    s->contacts_local = contacts;
+    shard_integrate_accel(p, s->f, s->scene.run.gravity);
+    shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+}
+
+void shard_sim_step(shard_sim *s)
+{
+    shard_particles *p = &s->p;
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    double h = 0.5 * s->dt;
+    shard_integrate_kick(p, h);
+    shard_integrate_drift(p, s->dt);
+    s->step++;
+    shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+    shard_sim_forces(s, 0);
+    shard_integrate_kick(p, h);
+    shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+}
+
+shard_diag shard_sim_diagnostics(shard_sim *s)
+{
+    const shard_particles *p = &s->p;
+    enum { KIN = 0, ELASTIC, MOM, N_ACC = MOM + 3 };
+    shard_xsum acc[N_ACC];
+    for (int k = 0; k < N_ACC; k++)
+        shard_xsum_init(&acc[k]);
+    double vmax = 0.0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const double *vi = p->v + 3 * i;
+        double v2 = vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2];
+        shard_xsum_add(&acc[KIN], 0.5 * p->mass[i] * v2);
+        for (int k = 0; k < 3; k++)
+            shard_xsum_add(&acc[MOM + k], p->mass[i] * vi[k]);
+        vmax = fmax(vmax, v2);
+    }
+    for (int k = 0; k < s->n_terms; k++)
+        if (s->term[k].def->energy)
+            s->term[k].def->energy(&s->term[k].ctx, &acc[ELASTIC]);
+    shard_comm_xsum(s->comm, acc, N_ACC);
+    shard_diag d = {.kinetic = shard_xsum_round(&acc[KIN]), .elastic = shard_xsum_round(&acc[ELASTIC])};
+    for (int k = 0; k < 3; k++)
+        d.momentum[k] = shard_xsum_round(&acc[MOM + k]);
+    d.contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
+    d.max_speed = sqrt(shard_comm_max(s->comm, vmax));
+    return d;
+}

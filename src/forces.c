@@ -1,0 +1,92 @@
+/* Forces: the common force table (see forces.h) -- penalty contact between particles of different bodies and
+ * with obstacles, as force-term rows over the kernels of contact.c.  Both rows share the per-body contact
+ * constants (contact.h) and are charged to the "Contact" phase. */
+#include "shard/forces.h"
+
+#include "shard/contact.h"
+
+#include <math.h>
+
+static int shard_forces_contact_init(const shard_scene *sc, int body, void *state, shard_error *err)
+{
+    (void)err;
+    shard_contact_params_init(sc, body, state);
+    return 0;
+}
+
+static double shard_forces_contact_radius(const void *state) { return ((const shard_contact_params *)state)->radius; }
+
+/* The stable step of a damped oscillator of frequency w and damping fraction z under velocity Verlet:
+ * dt <= 2/w (sqrt(1 + z^2) - z). */
+static double shard_forces_oscillator_dt(double w, double z) { return 2.0 / w * (sqrt(1.0 + z * z) - z); }
+
+static double shard_forces_particle_mass(const shard_scene *sc, int body)
+{
+    const shard_body_def *bd = &sc->bodies[body];
+    return sc->materials[bd->material].density * bd->spacing * bd->spacing * bd->spacing;
+}
+
+/* A pair of particles is an oscillator with w^2 = k / m_eff <= max_i k_i / m_i. */
+static double shard_forces_contact_dt(const shard_scene *sc, int body, const void *state)
+{
+    const shard_contact_params *cp = state;
+    return shard_forces_oscillator_dt(sqrt(cp->k / shard_forces_particle_mass(sc, body)), cp->zeta);
+}
+
+static double shard_forces_obstacle_dt(const shard_scene *sc, int body, const void *state)
+{
+    const shard_contact_params *cp = state;
+    double mass = shard_forces_particle_mass(sc, body), dt = INFINITY;
+    for (int o = 0; o < sc->n_obstacles; o++) {
+        const shard_obstacle_def *ob = &sc->obstacles[o];
+        double k = ob->stiffness > 0.0 ? ob->stiffness : cp->k;
+        dt = fmin(dt, shard_forces_oscillator_dt(sqrt(k / mass), ob->damping));
+    }
+    return dt;
+}
+
+static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
+                                       int ghosts)
+{
+    (void)list, (void)n, (void)ghosts;
+    return shard_contact_pairs(c->ph->p, c->ph->cand, c->bodies, f);
+}
+
+static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
+                                        int ghosts)
+{
+    (void)list, (void)n, (void)ghosts;
+    const shard_scene *sc = c->ph->scene;
+    return shard_contact_obstacles(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, f);
+}
+
+static const shard_force_term shard_forces_contact = {
+    .name = "contact",
+    .phase = "Contact",
+    .order = SHARD_FORCE_ORDER_CONTACT,
+    .body_bytes = sizeof(shard_contact_params),
+    .body_init = shard_forces_contact_init,
+    .dt_limit = shard_forces_contact_dt,
+    .dt_name = "contact",
+    .contact_radius = shard_forces_contact_radius,
+    .add = shard_forces_contact_add,
+};
+
+static const shard_force_term shard_forces_obstacles = {
+    .name = "obstacles",
+    .phase = "Contact",
+    .order = SHARD_FORCE_ORDER_OBSTACLE,
+    .body_bytes = sizeof(shard_contact_params),
+    .body_init = shard_forces_contact_init,
+    .dt_limit = shard_forces_obstacle_dt,
+    .dt_name = "contact",
+    .add = shard_forces_obstacle_add,
+};
+
+static const shard_force_term *const shard_forces_table[] = {&shard_forces_contact, &shard_forces_obstacles};
+
+const shard_force_term *const *shard_force_table(int *n)
+{
+    *n = (int)(sizeof shard_forces_table / sizeof shard_forces_table[0]);
+    return shard_forces_table;
+}

@@ -1,0 +1,124 @@
+/* The meshless solid as a matter module (kind: solid): the glue between the driver's matter table (matter.h)
+ * and the kernels of solid.c.  Per body it keeps the material's constants (shard_solid_params); per particle
+ * the block of SHARD_SOLID_FIELDS; its force term is the two-pass MLS force (pass 1: B = v P A^+, exchanged to
+ * the bond ghosts; pass 2: the gather).  Reference bonds join particles of one body closer than
+ * h = support x spacing. */
+#include "shard/matter.h"
+
+#include "shard/solid.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const shard_field_desc shard_matter_solid_rows[] = {SHARD_SOLID_FIELDS(SHARD_BLOCK_ROW)};
+
+static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, shard_error *err)
+{
+    (void)err;
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep,
+                            m->max_plastic, bd->support * bd->spacing);
+    return 0;
+}
+
+/* The CFL step from scene data alone (identical on every rank, no reduction needed): dt <= h_lattice / c_p with
+ * c_p = sqrt((lambda + 2 mu + k_v) / rho), reduced for stiffness-proportional damping:
+ * dt <= 2/w (sqrt(1 + z^2) - z), z = beta w / 2, w = 2 c_p / spacing. */
+static double shard_matter_solid_dt(const shard_scene *sc, int b, const void *state)
+{
+    const shard_solid_params *sp = state;
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    double cp = sqrt((sp->lambda + 2.0 * sp->mu + m->volume_stiffness) / m->density);
+    double w = 2.0 * cp / bd->spacing, z = 0.5 * m->damping * w;
+    return 2.0 / w * (sqrt(1.0 + z * z) - z);
+}
+
+static double shard_matter_solid_bond_radius(const shard_scene *sc, int b)
+{
+    return sc->bodies[b].support * sc->bodies[b].spacing;
+}
+
+static void shard_matter_solid_prepare(const shard_matter_ctx *c)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_moments(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold);
+}
+
+static void shard_matter_solid_pass1(const shard_matter_ctx *c, const int32_t *list, size_t n)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_stress_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->dt, list, n);
+}
+
+static size_t shard_matter_solid_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_forces_list(c->ph->p, c->ph->bonds, c->bodies, &a, f, list, n, ghosts);
+    return 0;
+}
+
+static void shard_matter_solid_add_energy(void *acc, double value) { shard_xsum_add(acc, value); }
+
+static void shard_matter_solid_energy(const shard_matter_ctx *c, shard_xsum *acc)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_energy(c->ph->p, c->ph->bonds, c->bodies, &a, shard_matter_solid_add_energy, acc);
+}
+
+static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT])
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    const shard_particles *p = c->ph->p;
+    if (want & (1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN))
+        shard_solid_output(p, c->ph->bonds, c->bodies, &a, cols[SHARD_OUT_STRESS], cols[SHARD_OUT_VON_MISES],
+                           cols[SHARD_OUT_PLASTIC_STRAIN]);
+    double *damage = cols[SHARD_OUT_DAMAGE];
+    if (damage) {
+        const shard_csr *bonds = c->ph->bonds;
+        for (size_t i = a.first; i < a.first + a.n_owned; i++) {
+            int64_t b0 = bonds->start[i], b1 = bonds->start[i + 1], broken = 0;
+            for (int64_t b = b0; b < b1; b++)
+                broken += c->ph->broken[b];
+            damage[i] = b1 > b0 ? (double)broken / (double)(b1 - b0) : 0.0;
+        }
+    }
+}
+
+static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf, size_t len)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    snprintf(buf, len, "support %g (h = %g m)", bd->support, bd->support * bd->spacing);
+}
+
+static const shard_force_term shard_matter_solid_force = {
+    .name = "solid",
+    .phase = "Solid",
+    .order = SHARD_FORCE_ORDER_SOLID,
+    .pass1 = shard_matter_solid_pass1,
+    .exchange_row = SHARD_SOLID_B,
+    .add = shard_matter_solid_add,
+    .energy = shard_matter_solid_energy,
+};
+static const shard_force_term *const shard_matter_solid_terms[] = {&shard_matter_solid_force};
+
+const shard_matter shard_matter_solid = {
+    .kind = "solid",
+    .about = "meshless elastic/plastic solid (Mueller et al. 2004)",
+    .rows = shard_matter_solid_rows,
+    .n_rows = SHARD_SOLID_N_ROWS,
+    .body_bytes = sizeof(shard_solid_params),
+    .body_init = shard_matter_solid_init,
+    .dt_limit = shard_matter_solid_dt,
+    .dt_name = "wave speed",
+    .bond_radius = shard_matter_solid_bond_radius,
+    .prepare = shard_matter_solid_prepare,
+    .terms = shard_matter_solid_terms,
+    .n_terms = 1,
+    .outputs = 1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN |
+               1u << SHARD_OUT_DAMAGE,
+    .output = shard_matter_solid_output,
+    .describe = shard_matter_solid_describe,
+};
