@@ -1,0 +1,449 @@
+/* Contact (contact.h): penalty forces between particles of different bodies and against analytic obstacles,
+ * checked against the closed forms of the model on hand-built stores of two to four particles (one rank, every
+ * particle owned, candidate lists built by hand or by shard_neighbor_contacts).
+ *
+ * Pair constants: k = k_i k_j / (k_i + k_j), m_eff = m_i m_j / (m_i + m_j), zeta = (zeta_i + zeta_j) / 2,
+ * mu = sqrt(mu_i mu_j); N = max(0, k delta - 2 zeta sqrt(k m_eff) v_n), friction min(mu N, 2 sqrt(k m_eff) |v_t|)
+ * against the slip.  The two bodies' constants below are chosen so that these come out round: k = 75 kN/m,
+ * m_eff = 1.2 kg, sqrt(k m_eff) = 300, zeta = 0.15, mu = 0.6. */
+#include "shard/contact.h"
+#include "shard/neighbor.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const shard_contact_params CP[2] = {
+    {.radius = 0.05, .k = 1.0e5, .zeta = 0.2, .mu = 0.4},
+    {.radius = 0.03, .k = 3.0e5, .zeta = 0.1, .mu = 0.9},
+};
+static const double K_SERIES = 75000.0, M_EFF = 1.2, ZETA = 0.15, MU = 0.6, CRIT = 600.0; /* CRIT = 2 sqrt(k m) */
+static const double MASS[2] = {2.0, 3.0};
+
+/* A 3-4-5 normal and a unit tangent orthogonal to it. */
+static const double NRM[3] = {0.6, 0.0, 0.8}, TAN[3] = {0.8, 0.0, -0.6};
+
+/* A store of n owned particles, particle q of body body[q] at x[q] with velocity v[q] and mass MASS[body]. */
+static void make_store(shard_particles *p, size_t n, const int *body, const double (*x)[3], const double (*v)[3])
+{
+    memset(p, 0, sizeof *p);
+    shard_particles_reserve(p, n);
+    p->n_owned = p->n_local = n;
+    for (size_t q = 0; q < n; q++) {
+        p->gid[q] = (int64_t)(100 + q);
+        p->body[q] = body[q];
+        p->mass[q] = MASS[body[q]];
+        for (int k = 0; k < 3; k++)
+            p->x[3 * q + k] = x[q][k], p->v[3 * q + k] = v ? v[q][k] : 0.0;
+    }
+}
+
+/* Candidates by hand: every particle of another body (the pair evaluator takes the list as given). */
+static void all_pairs(const shard_particles *p, shard_csr *c)
+{
+    shard_csr_reserve(c, p->n_owned, p->n_owned * p->n_local);
+    c->n = p->n_owned;
+    c->start[0] = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        for (size_t j = 0; j < p->n_local; j++)
+            if (p->body[j] != p->body[i])
+                c->idx[m++] = (int32_t)j;
+        c->start[i + 1] = (int64_t)m;
+    }
+}
+
+/* a == -b exactly, component by component (as numbers: +0 and -0 compare equal; a zero component comes out
+ * +0 on both sides, since 0 - 0 = +0). */
+static int bits_negated(const double *a, const double *b)
+{
+    for (int k = 0; k < 3; k++)
+        if (!(a[k] == -b[k]))
+            return 0;
+    return 1;
+}
+
+/* One pair: particle 0 (body 0) at the origin with velocity v0, particle 1 (body 1) at distance
+ * r0 + r1 - delta along NRM with velocity v1.  Returns the active count and the two forces. */
+static size_t pair_force(double delta, const double v0[3], const double v1[3], double f[6])
+{
+    int body[2] = {0, 1};
+    double d = CP[0].radius + CP[1].radius - delta;
+    double x[2][3] = {{0.0, 0.0, 0.0}, {d * NRM[0], d * NRM[1], d * NRM[2]}};
+    double v[2][3] = {{v0[0], v0[1], v0[2]}, {v1[0], v1[1], v1[2]}};
+    shard_particles p;
+    make_store(&p, 2, body, (const double (*)[3])x, (const double (*)[3])v);
+    shard_csr cand = {0};
+    all_pairs(&p, &cand);
+    memset(f, 0, 6 * sizeof *f);
+    size_t n = shard_contact_pairs(&p, &cand, CP, f);
+    shard_csr_free(&cand);
+    shard_particles_free(&p);
+    return n;
+}
+
+static void test_pair_at_rest(void)
+{
+    SHARD_ENSURE_NEAR(2.0 * sqrt(K_SERIES * M_EFF), CRIT, 1e-12); /* the constants above agree */
+    const double zero[3] = {0, 0, 0}, delta = 1e-3;
+    double f[6];
+    size_t n = pair_force(delta, zero, zero, f);
+    SHARD_ENSURE(n == 2); /* each owner counts its side */
+    double N = K_SERIES * delta; /* 75 N */
+    for (int k = 0; k < 3; k++) {
+        SHARD_ENSURE_NEAR(f[k], -N * NRM[k], 1e-9);     /* i is pushed away from j */
+        SHARD_ENSURE_NEAR(f[3 + k], N * NRM[k], 1e-9);
+    }
+    SHARD_ENSURE(bits_negated(f, f + 3));
+    printf("at rest, delta %g: |f_i| = %.15g N (k_series delta = %.15g), f_i == -f_j bitwise: %d, active %zu\n",
+           delta, sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]), N, bits_negated(f, f + 3), n);
+}
+
+static void test_pair_damping(void)
+{
+    const double delta = 1e-3, u = 0.05;
+    /* closing at 2u along the normal: v_n = (v_j - v_i).n = -2u */
+    double v0[3] = {u * NRM[0], u * NRM[1], u * NRM[2]}, v1[3] = {-u * NRM[0], -u * NRM[1], -u * NRM[2]};
+    double f[6];
+    size_t n = pair_force(delta, v0, v1, f);
+    double N = K_SERIES * delta + ZETA * CRIT * 2.0 * u; /* 75 + 9 = 84 N */
+    double fn = -(f[0] * NRM[0] + f[1] * NRM[1] + f[2] * NRM[2]);
+    SHARD_ENSURE(n == 2);
+    SHARD_ENSURE_NEAR(fn, N, 1e-9);
+    SHARD_ENSURE_NEAR(fabs(f[0] * TAN[0] + f[2] * TAN[2]) + fabs(f[1]), 0.0, 1e-12); /* no tangential part */
+    SHARD_ENSURE(bits_negated(f, f + 3));
+    printf("closing at %g m/s: N = %.15g N (k delta + 2 zeta sqrt(k m_eff) |v_n| = %.15g)\n", 2 * u, fn, N);
+
+    /* opening fast enough that k delta - c_n v_n < 0: no force (N = max(0, ...)) */
+    double w = 1.0; /* c_n v_n = 0.15 * 600 * 2 = 180 N > 75 N */
+    double s0[3] = {-w * NRM[0], -w * NRM[1], -w * NRM[2]}, s1[3] = {w * NRM[0], w * NRM[1], w * NRM[2]};
+    n = pair_force(delta, s0, s1, f);
+    double fmax_abs = 0.0;
+    for (int k = 0; k < 6; k++)
+        fmax_abs = fmax(fmax_abs, fabs(f[k]));
+    SHARD_ENSURE(fmax_abs == 0.0);
+    printf("opening at %g m/s while overlapping: max |f| = %g (N clamped at 0), reported active %zu\n", 2 * w,
+           fmax_abs, n);
+}
+
+static void test_pair_friction(void)
+{
+    const double delta = 1e-3, zero[3] = {0, 0, 0};
+    double N = K_SERIES * delta;
+    /* slow slip: c_t |v_t| = 600 * 0.01 = 6 N < mu N = 45 N (viscous); fast: 600 * 1 > 45 (Coulomb) */
+    const double slips[2] = {0.01, 1.0};
+    for (int s = 0; s < 2; s++) {
+        double w = slips[s];
+        double v1[3] = {w * TAN[0], w * TAN[1], w * TAN[2]}; /* j slides along TAN, i is at rest */
+        double f[6];
+        size_t n = pair_force(delta, zero, v1, f);
+        double ft_expect = fmin(MU * N, CRIT * w);
+        double ft = f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2]; /* i is dragged along j's slip */
+        double fn = -(f[0] * NRM[0] + f[1] * NRM[1] + f[2] * NRM[2]);
+        SHARD_ENSURE(n == 2);
+        SHARD_ENSURE_NEAR(fn, N, 1e-9);
+        SHARD_ENSURE_NEAR(ft, ft_expect, 1e-9);
+        SHARD_ENSURE_NEAR(f[1], 0.0, 0.0);
+        /* j's friction opposes its own slip */
+        SHARD_ENSURE_NEAR(f[3] * TAN[0] + f[4] * TAN[1] + f[5] * TAN[2], -ft_expect, 1e-9);
+        SHARD_ENSURE(bits_negated(f, f + 3));
+        printf("slip %g m/s (%s): friction on i %.15g N along the slip, expected min(mu N = %g, c_t |v_t| = %g)"
+               " = %g\n",
+               w, s == 0 ? "viscous" : "Coulomb", ft, MU * N, CRIT * w, ft_expect);
+    }
+    /* slip and approach together, in general directions: symmetry is bitwise for any velocities */
+    double v0[3] = {0.13, -0.07, 0.02}, v1[3] = {-0.3, 0.11, -0.05};
+    double f[6];
+    pair_force(2.5e-3, v0, v1, f);
+    SHARD_ENSURE(bits_negated(f, f + 3));
+    SHARD_ENSURE(f[0] != 0.0 && f[1] != 0.0 && f[2] != 0.0);
+}
+
+static void test_pair_separated(void)
+{
+    const double zero[3] = {0, 0, 0};
+    double f[6];
+    /* a gap of 1 um along NRM, and exactly touching along x (|d|^2 = (r_i + r_j)^2 in floating point too):
+     * nothing, not counted */
+    const double deltas[2] = {-1e-6, 0.0};
+    for (int s = 0; s < 2; s++) {
+        size_t n;
+        if (s == 0) {
+            n = pair_force(deltas[s], zero, zero, f);
+        } else {
+            int body[2] = {0, 1};
+            double x[2][3] = {{0, 0, 0}, {CP[0].radius + CP[1].radius, 0, 0}};
+            shard_particles p;
+            make_store(&p, 2, body, (const double (*)[3])x, NULL);
+            shard_csr cand = {0};
+            all_pairs(&p, &cand);
+            memset(f, 0, 6 * sizeof *f);
+            n = shard_contact_pairs(&p, &cand, CP, f);
+            shard_csr_free(&cand);
+            shard_particles_free(&p);
+        }
+        double m = 0.0;
+        for (int k = 0; k < 6; k++)
+            m = fmax(m, fabs(f[k]));
+        SHARD_ENSURE(n == 0);
+        SHARD_ENSURE(m == 0.0);
+        printf("overlap %g: active %zu, max |f| %g\n", deltas[s], n, m);
+    }
+}
+
+/* Four particles, candidates from shard_neighbor_contacts: particle 0 (body 0) overlaps 1 and 3 (body 1), not 2;
+ * 1, 2, 3 are of one body and never interact among themselves. */
+static void test_pair_count_and_sum(void)
+{
+    int body[4] = {0, 1, 1, 1};
+    double x[4][3] = {{0, 0, 0}, {0.07, 0, 0}, {0, 0.09, 0}, {0, 0, -0.075}};
+    shard_particles p;
+    make_store(&p, 4, body, (const double (*)[3])x, NULL);
+    double radius[2] = {CP[0].radius, CP[1].radius};
+    shard_cells cells = {0};
+    shard_csr cand = {0};
+    shard_neighbor_contacts(&p, radius, 0.02, &cells, &cand);
+    /* with the skin, 2 (gap 0.01) is a candidate of 0 but does not touch */
+    SHARD_ENSURE(cand.start[1] - cand.start[0] == 3);
+    double f[12] = {0};
+    size_t n = shard_contact_pairs(&p, &cand, CP, f);
+    SHARD_ENSURE(n == 4); /* (0,1), (0,3) from 0's row, and 1's and 3's rows */
+    double N1 = K_SERIES * 0.01, N3 = K_SERIES * 0.005;
+    SHARD_ENSURE_NEAR(f[0], -N1, 1e-9);
+    SHARD_ENSURE_NEAR(f[1], 0.0, 0.0);
+    SHARD_ENSURE_NEAR(f[2], N3, 1e-9);
+    SHARD_ENSURE_NEAR(f[3], N1, 1e-9);
+    SHARD_ENSURE(f[6] == 0.0 && f[7] == 0.0 && f[8] == 0.0);
+    SHARD_ENSURE_NEAR(f[11], -N3, 1e-9);
+    printf("4 particles: %zu active, candidates of 0: %lld, f_0 = (%.12g, %g, %.12g) expected (%g, 0, %g)\n", n,
+           (long long)(cand.start[1] - cand.start[0]), f[0], f[1], f[2], -N1, N3);
+    shard_cells_free(&cells);
+    shard_csr_free(&cand);
+    shard_particles_free(&p);
+}
+
+/* Each owner computes its own side: two stores that see the same pair from either end (owned + contact ghost,
+ * in opposite local orders) give forces that are exact negatives. */
+static void test_pair_two_owners(void)
+{
+    double xa[3] = {0.1, 0.2, 0.3}, xb[3] = {0.1 + 0.031, 0.2 - 0.042, 0.3 + 0.0173};
+    double va[3] = {0.3, -0.1, 0.7}, vb[3] = {-0.2, 0.05, 0.1};
+    int body_a[2] = {0, 1}, body_b[2] = {1, 0};
+    double xs_a[2][3], xs_b[2][3], vs_a[2][3], vs_b[2][3];
+    memcpy(xs_a[0], xa, sizeof xa), memcpy(xs_a[1], xb, sizeof xb);
+    memcpy(xs_b[0], xb, sizeof xb), memcpy(xs_b[1], xa, sizeof xa);
+    memcpy(vs_a[0], va, sizeof va), memcpy(vs_a[1], vb, sizeof vb);
+    memcpy(vs_b[0], vb, sizeof vb), memcpy(vs_b[1], va, sizeof va);
+    shard_particles pa, pb;
+    make_store(&pa, 2, body_a, (const double (*)[3])xs_a, (const double (*)[3])vs_a);
+    make_store(&pb, 2, body_b, (const double (*)[3])xs_b, (const double (*)[3])vs_b);
+    pa.n_owned = pb.n_owned = 1; /* the partner is a contact ghost */
+    shard_csr ca = {0}, cb = {0};
+    all_pairs(&pa, &ca), all_pairs(&pb, &cb);
+    double fa[6] = {0}, fb[6] = {0};
+    size_t na = shard_contact_pairs(&pa, &ca, CP, fa), nb = shard_contact_pairs(&pb, &cb, CP, fb);
+    SHARD_ENSURE(na == 1 && nb == 1);
+    SHARD_ENSURE(bits_negated(fa, fb));
+    SHARD_ENSURE(fa[3] == 0.0 && fa[4] == 0.0 && fa[5] == 0.0); /* nothing written to the ghost */
+    printf("two owners: f_a = (%.17g, %.17g, %.17g), f_b = (%.17g, %.17g, %.17g)\n", fa[0], fa[1], fa[2], fb[0],
+           fb[1], fb[2]);
+    shard_csr_free(&ca), shard_csr_free(&cb);
+    shard_particles_free(&pa), shard_particles_free(&pb);
+}
+
+static void test_params_init(void)
+{
+    shard_material mats[2] = {{.E = 2.0e9, .contact_stiffness = 0.0, .contact_damping = 0.1, .friction = 0.5},
+                              {.E = 7.0e10, .contact_stiffness = 5.0e5, .contact_damping = 0.3, .friction = 0.2}};
+    shard_body_def bodies[2] = {{.material = 0, .spacing = 0.01}, {.material = 1, .spacing = 0.004}};
+    shard_scene sc = {.n_materials = 2, .materials = mats, .n_bodies = 2, .bodies = bodies};
+    shard_contact_params a, b;
+    shard_contact_params_init(&sc, 0, &a);
+    shard_contact_params_init(&sc, 1, &b);
+    SHARD_ENSURE_NEAR(a.radius, 0.005, 1e-18);
+    SHARD_ENSURE_NEAR(a.k, 2.0e7, 1e-6); /* auto: E * spacing */
+    SHARD_ENSURE_NEAR(b.radius, 0.002, 1e-18);
+    SHARD_ENSURE(b.k == 5.0e5); /* given */
+    SHARD_ENSURE(a.zeta == 0.1 && a.mu == 0.5 && b.zeta == 0.3 && b.mu == 0.2);
+    printf("params: auto k = %g (E spacing = %g), given k = %g\n", a.k, 2.0e9 * 0.01, b.k);
+}
+
+/* ---------------------------------------------------------------- obstacles */
+
+static const shard_contact_params OCP[1] = {{.radius = 0.05, .k = 1.0e5, .zeta = 0.0, .mu = 0.0}};
+static const double OMASS = 2.0, OCRIT = 2.0 * 447.21359549995793; /* 2 sqrt(k m) = 2 sqrt(2e5) */
+
+/* The force on one particle of body 0 at x with velocity v against one obstacle at time t. */
+static size_t obstacle_force(const shard_obstacle_def *o, double t, const double x[3], const double v[3],
+                             double f[3])
+{
+    shard_particles p;
+    int body[1] = {0};
+    double xs[1][3] = {{x[0], x[1], x[2]}}, vs[1][3] = {{v[0], v[1], v[2]}};
+    make_store(&p, 1, body, (const double (*)[3])xs, (const double (*)[3])vs);
+    p.mass[0] = OMASS;
+    f[0] = f[1] = f[2] = 0.0;
+    size_t n = shard_contact_obstacles(&p, OCP, 1, o, t, f);
+    shard_particles_free(&p);
+    return n;
+}
+
+/* Checks f against N along the unit normal n plus ft along the unit tangent tv (may be NULL). */
+static void ensure_force(const char *what, const double f[3], double N, const double n[3], double ft,
+                         const double *tv, double tol)
+{
+    double e[3];
+    for (int k = 0; k < 3; k++)
+        e[k] = N * n[k] + (tv ? ft * tv[k] : 0.0);
+    double err = fabs(f[0] - e[0]) + fabs(f[1] - e[1]) + fabs(f[2] - e[2]);
+    SHARD_ENSURE_NEAR(err, 0.0, tol);
+    printf("%-34s f = (%.12g, %.12g, %.12g), expected (%.12g, %.12g, %.12g), |err|_1 = %.3g\n", what, f[0], f[1],
+           f[2], e[0], e[1], e[2], err);
+}
+
+static void test_obstacle_plane(void)
+{
+    const double zero[3] = {0, 0, 0}, up[3] = {0, 0, 1}, ex[3] = {1, 0, 0};
+    shard_obstacle_def o = {.kind = SHARD_OBSTACLE_PLANE, .point = {0, 0, 1}, .normal = {0, 0, 1},
+                            .friction = 0.0, .stiffness = 0.0, .damping = 0.0};
+    double f[3];
+    /* 0.04 above the plane: overlap 0.01, auto stiffness = the particle's k */
+    size_t n = obstacle_force(&o, 0.0, (double[3]){0.3, -0.2, 1.04}, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("plane, auto stiffness:", f, 1.0e5 * 0.01, up, 0, NULL, 1e-9);
+    o.stiffness = 4.0e4;
+    n = obstacle_force(&o, 0.0, (double[3]){0.3, -0.2, 1.04}, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("plane, given stiffness:", f, 4.0e4 * 0.01, up, 0, NULL, 1e-9);
+    o.stiffness = 0.0;
+    /* falling onto it at 0.5 m/s, damping 0.1 */
+    o.damping = 0.1;
+    n = obstacle_force(&o, 0.0, (double[3]){0.3, -0.2, 1.04}, (double[3]){0, 0, -0.5}, f);
+    ensure_force("plane, approaching, damped:", f, 1.0e3 + 0.1 * OCRIT * 0.5, up, 0, NULL, 1e-9);
+    /* below the plane: pushed up by k (r - dist), dist < 0 */
+    n = obstacle_force(&o, 0.0, (double[3]){0, 0, 0.99}, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("plane, particle below it:", f, 1.0e5 * 0.06, up, 0, NULL, 1e-9);
+    /* clear of it */
+    n = obstacle_force(&o, 0.0, (double[3]){0, 0, 1.0501}, zero, f);
+    SHARD_ENSURE(n == 0 && f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0);
+
+    /* moving plane: at t = 0.1 it has risen 0.03 (to z = 1.03) and slides along x at 0.2 m/s; a particle at
+     * rest at z = 1.06 overlaps by 0.02 and sees v_n = -0.3: N = k 0.02 + zeta c 0.3, friction along +x */
+    o.velocity[0] = 0.2, o.velocity[2] = 0.3, o.friction = 0.5;
+    n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, zero, f);
+    SHARD_ENSURE(n == 1);
+    double N = 1.0e5 * 0.02 + 0.1 * OCRIT * 0.3;
+    double ft = fmin(0.5 * N, OCRIT * 0.2);
+    SHARD_ENSURE(OCRIT * 0.2 < 0.5 * N); /* viscous regime */
+    ensure_force("moving plane (viscous friction):", f, N, up, ft, ex, 1e-9);
+    /* fast slide: Coulomb */
+    o.velocity[0] = 5.0;
+    n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, zero, f);
+    SHARD_ENSURE(OCRIT * 5.0 > 0.5 * N);
+    ensure_force("moving plane (Coulomb friction):", f, N, up, 0.5 * N, ex, 1e-9);
+    /* the same particle moving with the plane feels neither damping nor friction */
+    n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, o.velocity, f);
+    ensure_force("co-moving with the plane:", f, 1.0e5 * 0.02, up, 0, NULL, 1e-9);
+}
+
+static void test_obstacle_sphere(void)
+{
+    const double zero[3] = {0, 0, 0};
+    shard_obstacle_def o = {.kind = SHARD_OBSTACLE_SPHERE, .center = {1, 2, 3}, .radius = 1.0};
+    double f[3];
+    /* outside along (0.36, 0.48, 0.8) at 1.03 from the centre: overlap 0.02 */
+    double u[3] = {0.36, 0.48, 0.8};
+    double x[3] = {1 + 1.03 * u[0], 2 + 1.03 * u[1], 3 + 1.03 * u[2]};
+    size_t n = obstacle_force(&o, 0.0, x, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("sphere, outside:", f, 1.0e5 * 0.02, u, 0, NULL, 1e-8);
+    /* inside at 0.5 from the centre: dist = -0.5, overlap 0.55, pushed outwards */
+    double xi[3] = {1 + 0.5 * u[0], 2 + 0.5 * u[1], 3 + 0.5 * u[2]};
+    n = obstacle_force(&o, 0.0, xi, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("sphere, inside:", f, 1.0e5 * 0.55, u, 0, NULL, 1e-8);
+    /* moving sphere: centre at (1, 2, 3) + 2 (0.5, 0, 0) = (2, 2, 3) at t = 2 */
+    o.velocity[0] = 0.5;
+    double xm[3] = {2 + 1.03 * u[0], 2 + 1.03 * u[1], 3 + 1.03 * u[2]};
+    o.damping = 0.0;
+    n = obstacle_force(&o, 2.0, xm, o.velocity, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("moving sphere, co-moving particle:", f, 1.0e5 * 0.02, u, 0, NULL, 1e-8);
+    n = obstacle_force(&o, 0.0, xm, zero, f); /* at t = 0 the sphere is 1 m away */
+    SHARD_ENSURE(n == 0);
+}
+
+static void test_obstacle_box(void)
+{
+    const double zero[3] = {0, 0, 0};
+    shard_obstacle_def o = {.kind = SHARD_OBSTACLE_BOX, .min = {0, 0, 0}, .max = {1, 2, 3}};
+    double f[3];
+    const double r = OCP[0].radius, k = OCP[0].k;
+    /* on the centre of each face: dist 0, overlap r, outward normal */
+    const double c[3] = {0.5, 1.0, 1.5};
+    for (int face = 0; face < 6; face++) {
+        int ax = face / 2, hi = face % 2;
+        double x[3] = {c[0], c[1], c[2]}, nrm[3] = {0, 0, 0};
+        x[ax] = hi ? o.max[ax] : o.min[ax];
+        nrm[ax] = hi ? 1.0 : -1.0;
+        size_t n = obstacle_force(&o, 0.0, x, zero, f);
+        SHARD_ENSURE(n == 1);
+        char what[64];
+        snprintf(what, sizeof what, "box, on face %c%c:", hi ? '+' : '-', "xyz"[ax]);
+        ensure_force(what, f, k * r, nrm, 0, NULL, 1e-9);
+        /* 0.01 inside that face: pushed out through it with overlap r + 0.01 */
+        x[ax] += hi ? -0.01 : 0.01;
+        n = obstacle_force(&o, 0.0, x, zero, f);
+        SHARD_ENSURE(n == 1);
+        snprintf(what, sizeof what, "box, 0.01 inside face %c%c:", hi ? '+' : '-', "xyz"[ax]);
+        ensure_force(what, f, k * (r + 0.01), nrm, 0, NULL, 1e-8);
+        /* 0.03 outside it */
+        x[ax] += hi ? 0.04 : -0.04;
+        n = obstacle_force(&o, 0.0, x, zero, f);
+        SHARD_ENSURE(n == 1);
+        snprintf(what, sizeof what, "box, 0.03 outside face %c%c:", hi ? '+' : '-', "xyz"[ax]);
+        ensure_force(what, f, k * (r - 0.03), nrm, 0, NULL, 1e-8);
+    }
+    /* near an edge and a corner, outside */
+    double s2 = sqrt(0.5), s3 = sqrt(1.0 / 3.0);
+    size_t n = obstacle_force(&o, 0.0, (double[3]){-0.02, -0.02, 1.5}, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("box, near the edge x = y = 0:", f, k * (r - 0.02 * sqrt(2.0)), (double[3]){-s2, -s2, 0}, 0,
+                 NULL, 1e-8);
+    n = obstacle_force(&o, 0.0, (double[3]){1.02, 2.02, 3.02}, zero, f);
+    SHARD_ENSURE(n == 1);
+    ensure_force("box, near the corner (1, 2, 3):", f, k * (r - 0.02 * sqrt(3.0)), (double[3]){s3, s3, s3}, 0, NULL,
+                 1e-8);
+    n = obstacle_force(&o, 0.0, (double[3]){1.04, 2.04, 3.04}, zero, f); /* 0.069 from the corner */
+    SHARD_ENSURE(n == 0 && f[0] == 0.0 && f[1] == 0.0 && f[2] == 0.0);
+
+    /* several obstacles at once: a particle touching a plane and a box counts two contacts */
+    shard_obstacle_def two[2] = {{.kind = SHARD_OBSTACLE_PLANE, .point = {0, 0, 3.02}, .normal = {0, 0, -1}}, o};
+    shard_particles p;
+    int body[1] = {0};
+    double xs[1][3] = {{0.5, 1.0, 3.01}};
+    make_store(&p, 1, body, (const double (*)[3])xs, NULL);
+    double g[3] = {0, 0, 0};
+    n = shard_contact_obstacles(&p, OCP, 2, two, 0.0, g);
+    SHARD_ENSURE(n == 2);
+    /* plane above (dist 0.01, pushes down by k 0.04), box below (dist 0.01, pushes up by k 0.04) */
+    SHARD_ENSURE_NEAR(g[2], 0.0, 1e-8);
+    printf("plane + box: %zu contacts, f_z = %g (the two cancel)\n", n, g[2]);
+    shard_particles_free(&p);
+}
+
+int main(void)
+{
+    test_pair_at_rest();
+    test_pair_damping();
+    test_pair_friction();
+    test_pair_separated();
+    test_pair_count_and_sum();
+    test_pair_two_owners();
+    test_params_init();
+    test_obstacle_plane();
+    test_obstacle_sphere();
+    test_obstacle_box();
+    return SHARD_TEST_RESULT();
+}
