@@ -100,7 +100,17 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
 
 #ifdef SHARD_HAVE_HDF5
 
-/* Rank 0: the XDMF text for every listed file, written to a temporary name and renamed over the index. */
+/* Rank 0: the XDMF text for every listed file, written to a temporary name and renamed over the index.
+ *
+ * One file for ParaView's three readers (legacy XDMFReader, Xdmf3ReaderS, Xdmf3ReaderT; OpenDataFile and the
+ * GUI pick Xdmf3ReaderS).  The Polyvertex topology carries its connectivity: Xdmf3 makes no cells without it
+ * (the points are there but nothing renders), while Xdmf2 invents one vertex per point.  /particles/index is
+ * that connectivity, a permutation of the rows, so vertex cell g is the particle with global id g.  HDF paths
+ * are bare file names, resolved by every reader against the folder of the .xmf, so the folder can be moved;
+ * Xdmf3 (ParaView 5.11) then needs the .xmf opened by a name with a folder part ("./particles.xmf", an
+ * absolute path): a bare "particles.xmf" makes it look for "particles.xmfparticles_<step>.h5".  stress is
+ * declared Tensor6: XDMFReader expands it to 9 symmetric components, Xdmf3 keeps the 6 stored ones (it has no
+ * expansion and skips Function/HyperSlab attributes, which could have built the 9 from the 6). */
 static int shard_output_xdmf(shard_output *o, shard_error *err)
 {
     char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 64];
@@ -118,7 +128,10 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
         snprintf(file, sizeof file, "particles_%06ld.h5", o->steps[k]);
         fprintf(fp, "   <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", o->steps[k]);
         fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
-        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\"/>\n", n);
+        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
+                    "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+                    "%s:/particles/index</DataItem>\n    </Topology>\n",
+                n, n, file);
         fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
                     "Precision=\"8\" Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
                 n, file);

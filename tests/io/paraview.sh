@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ParaView's own reader opens Shard's XDMF output: points = particles, every array present, every time step
-# listed, a rendered picture not blank (tests/io/check_xdmf.py under pvpython and xvfb-run); also for the
+# ParaView's readers (XDMFReader, Xdmf3ReaderS/T, OpenDataFile's choice; absolute and relative paths) open
+# Shard's XDMF output: points = particles in vertex cells, every array present, every time step listed, a
+# rendered picture not blank (tests/io/check_xdmf.py under pvpython and xvfb-run); also for the
 # output of a run killed in the middle of a checkpoint, which must be readable up to its last complete output.
 # Exits 77 (ctest: skipped) only when pvpython or xvfb-run is not installed.
 # usage: paraview.sh SHARD   (run in tests/io)
