@@ -108,9 +108,10 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
  * that connectivity, a permutation of the rows, so vertex cell g is the particle with global id g.  HDF paths
  * are bare file names, resolved by every reader against the folder of the .xmf, so the folder can be moved;
  * Xdmf3 (ParaView 5.11) then needs the .xmf opened by a name with a folder part ("./particles.xmf", an
- * absolute path): a bare "particles.xmf" makes it look for "particles.xmfparticles_<step>.h5".  stress is
- * declared Tensor6: XDMFReader expands it to 9 symmetric components, Xdmf3 keeps the 6 stored ones (it has no
- * expansion and skips Function/HyperSlab attributes, which could have built the 9 from the 6). */
+ * absolute path): a bare "particles.xmf" makes it look for "particles.xmfparticles_<step>.h5".  The stress is
+ * stored whole (9 components, AttributeType Tensor): a Tensor6 would be expanded to 9 by XDMFReader but kept at
+ * 6 by Xdmf3 (which has no expansion and skips Function/HyperSlab attributes), and VTK reads a 6-component
+ * tensor in another order than XDMF's, so only the full tensor means the same thing in every reader. */
 static int shard_output_xdmf(shard_output *o, shard_error *err)
 {
     char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 64];

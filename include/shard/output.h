@@ -16,8 +16,8 @@
  *
  * DIR/particles.xmf is an XDMF 2 temporal collection with one Polyvertex grid per written file, its
  * connectivity /particles/index (vertex cell g = the particle with global id g), HDF paths relative to DIR.
- * ParaView's three readers (XDMFReader, Xdmf3ReaderS/T) read it; stress is Tensor6, which XDMFReader expands
- * to 9 components and Xdmf3 leaves at 6; Xdmf3 needs the .xmf named with a folder part ("./particles.xmf", not
+ * ParaView's three readers (XDMFReader, Xdmf3ReaderS/T) read it, every array with the same components (the
+ * stress as a full 3x3 Tensor); Xdmf3 needs the .xmf named with a folder part ("./particles.xmf", not
  * "particles.xmf").  Rank 0 rewrites it after every complete output through a temporary file and a rename, so
  * after a crash it lists exactly the outputs that were complete.  Writing into a folder replaces files of the
  * same names there.

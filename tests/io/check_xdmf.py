@@ -27,11 +27,10 @@ path, png = os.path.abspath(path), os.path.abspath(png)
 folder, name = os.path.dirname(path), os.path.basename(path)
 failures = []
 
-# name: components.  stress is XDMF's Tensor6 (xx xy xz yy yz zz): the legacy reader expands it to a full,
-# symmetric 3x3 tensor, Xdmf3 keeps the 6 stored components.
-ARRAYS = {"velocity": 3, "displacement": 3, "stress": 6, "von_mises": 1, "plastic_strain": 1, "damage": 1,
+# name: components.  stress is written whole (9 components, row by row, XDMF "Tensor"), so every reader shows
+# the same symmetric 3x3 tensor.
+ARRAYS = {"velocity": 3, "displacement": 3, "stress": 9, "von_mises": 1, "plastic_strain": 1, "damage": 1,
           "body": 1, "material": 1, "rank": 1, "global_id": 1}
-STRESS9 = (0, 1, 2, 4, 5, 8)  # where xx xy xz yy yz zz sit in the expanded tensor
 
 
 def check(ok, what):
@@ -207,13 +206,13 @@ def check_reader(reader_name, how, cwd, file_name, ref):
             problems.append("t = %g: %d points, %d cells, want %d points in as many vertex cells"
                             % (t, st["points"], st["cells"], n_expected))
         for nm, nc in ARRAYS.items():
-            want = 9 if (nm == "stress" and legacy) else nc
+            want = nc
             if st["arrays"].get(nm) != [want, n_expected]:
                 problems.append("t = %g: array %s is %s, want %d x %d" % (t, nm, st["arrays"].get(nm), n_expected, want))
         if not st.get("ids_ok", False):
             problems.append("t = %g: global ids are not 0..N-1" % t)
         sample = st.get("sample", {})
-        if legacy and any(len(v.get("stress", [])) == 9 and any(v["stress"][a] != v["stress"][b]
+        if any(len(v.get("stress", [])) == 9 and any(v["stress"][a] != v["stress"][b]
                           for a, b in ((1, 3), (2, 6), (5, 7))) for v in sample.values()):
             problems.append("t = %g: stress is not a symmetric 3x3 tensor" % t)
         if ref is not None and sample:
@@ -222,8 +221,6 @@ def check_reader(reader_name, how, cwd, file_name, ref):
             for g, vals in sample.items():
                 for nm, v in vals.items():
                     r = rsample.get(g, {}).get(nm)
-                    if r is not None and len(r) == 9 and len(v) == 6:
-                        r = [r[k] for k in STRESS9]
                     if r != v:
                         diff.append("%s of id %s" % (nm, g))
             if diff or len(sample) != len(rsample):
