@@ -4,7 +4,12 @@
 #   BUILD_DIR   build folder (default: build)
 #   CMAKE_ARGS  extra arguments for cmake (e.g. -DSHARD_NATIVE=ON)
 #   SHARD_TEST_DEPS=1  also install what the tests use (scripts/test.sh sets it)
-#   SHARD_WITH_CATALYST=1  install ParaView for in-situ visualisation (also with SHARD_TEST_DEPS=1); =0 builds without
+#   SHARD_WITH_CATALYST=1  install ParaView for in-situ visualisation (also with SHARD_TEST_DEPS=1) and require it
+#                      (-DSHARD_WITH_CATALYST=ON); =0 builds without (OFF); =auto goes back to the default, AUTO
+#                      (Catalyst on when ParaView is found).  Unset: the build folder's choice stays; a new one is AUTO.
+#                      CMake looks for ParaView at every configure (cmake/catalyst.cmake), and this script configures
+#                      every time, so a build folder configured before ParaView was installed picks it up here.
+#   SHARD_SETUP_CONFIGURE_ONLY=1  only configure: no package installs, no build (tests/setup/catalyst_reconfigure.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +29,15 @@ if [ "${SHARD_TEST_DEPS:-0}" = 1 ] || [ "${SHARD_WITH_CATALYST:-}" = 1 ]; then
     [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
   done
 fi
+case "${SHARD_WITH_CATALYST:-}" in
+  '') ;;
+  1) CMAKE_ARGS="${CMAKE_ARGS:-} -DSHARD_WITH_CATALYST=ON" ;;
+  0) CMAKE_ARGS="${CMAKE_ARGS:-} -DSHARD_WITH_CATALYST=OFF" ;;
+  auto | AUTO) CMAKE_ARGS="${CMAKE_ARGS:-} -DSHARD_WITH_CATALYST=AUTO" ;;
+  *) echo "setup: SHARD_WITH_CATALYST must be 1, 0 or auto, got '$SHARD_WITH_CATALYST'" >&2; exit 2 ;;
+esac
 missing=()
+[ "${SHARD_SETUP_CONFIGURE_ONLY:-0}" = 1 ] && packages=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -37,11 +50,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build=${BUILD_DIR:-build}
-if [ "${SHARD_WITH_CATALYST:-}" = 0 ]; then
-  CMAKE_ARGS="${CMAKE_ARGS:-} -DSHARD_WITH_CATALYST=OFF"
-fi
 # shellcheck disable=SC2086
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} > "$build.cmake.log" 2>&1 || {
   cat "$build.cmake.log"; exit 1; }
+grep -E '^-- Catalyst: |SHARD_WITH_CATALYST: ' "$build.cmake.log" | sed 's/^-- /setup: /' || true
 rm -f "$build.cmake.log"
+[ "${SHARD_SETUP_CONFIGURE_ONLY:-0}" = 1 ] && exit 0
 cmake --build "$build" -j "$(nproc)"
