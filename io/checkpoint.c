@@ -196,9 +196,13 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     }
     uint64_t checksum = shard_comm_sum_u64(c, sum);
 
+    uint64_t raw = (uint64_t)st->scene_len + (uint64_t)n_global * sizeof(int32_t) + (uint64_t)nb_global * 9u;
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (shard_particle_fields[f].flags & SHARD_FIELD_STATE)
+            raw += (uint64_t)n_global * (uint64_t)shard_particle_fields[f].ncomp * shard_particle_fields[f].elem_size;
     shard_h5w w;
     long ndata = 0;
-    shard_h5w_create(&w, c, tmp);
+    shard_h5w_create(&w, c, tmp, raw);
     shard_h5w_attr_str(&w, 0, "format", "shard-checkpoint");
     shard_h5w_attr_i64(&w, 0, "format_version", SHARD_CHECKPOINT_FORMAT_VERSION);
     shard_h5w_attr_str(&w, 0, "shard_version", SHARD_VERSION_STRING);
@@ -239,9 +243,9 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     shard_h5w_close(&w);
     free(count), free(partner), free(broken);
 
+    /* A failed write has been agreed on by every rank, with the same message, and its file removed. */
     if (w.failed)
-        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': %s", path,
-                        w.what[0] ? w.what : "write failed on another rank");
+        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': %s", path, w.what);
     shard_comm_any_error(c, err);
     if (rank == 0) {
         if (err->code) {
