@@ -108,13 +108,17 @@ int shard_comm_agree(shard_comm *c, shard_error *err, int root)
     return err->code;
 }
 
+int shard_comm_first_failure(shard_comm *c, int failed)
+{
+    int mine = failed ? c->rank : c->size, first = c->size;
+    SHARD_MPI(c, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->world));
+    return first == c->size ? -1 : first;
+}
+
 int shard_comm_any_error(shard_comm *c, shard_error *err)
 {
-    int mine = err->code ? c->rank : c->size, first = c->size;
-    SHARD_MPI(c, MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, c->world));
-    if (first == c->size)
-        return 0;
-    return shard_comm_agree(c, err, first);
+    int first = shard_comm_first_failure(c, err->code != 0);
+    return first < 0 ? 0 : shard_comm_agree(c, err, first);
 }
 
 void shard_comm_bcast(shard_comm *c, void *buf, size_t bytes, int root)

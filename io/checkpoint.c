@@ -219,9 +219,26 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     }
     uint64_t checksum = shard_comm_sum_u64(c, sum);
 
+    uint64_t raw = (uint64_t)st->scene_len + (uint64_t)n_global * sizeof(int32_t) + (uint64_t)nb_global * 9u;
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (shard_particle_fields[f].flags & SHARD_FIELD_STATE)
+            raw += (uint64_t)n_global * (uint64_t)shard_particle_fields[f].ncomp * shard_particle_fields[f].elem_size;
+    /* Sections: rows and offsets of each (collective sums, the same on every rank). */
+    int64_t sec_n[SHARD_CHECKPOINT_MAX_SECTIONS] = {0}, sec_first[SHARD_CHECKPOINT_MAX_SECTIONS] = {0};
+    for (int k = 0; k < st->n_sections && k < SHARD_CHECKPOINT_MAX_SECTIONS; k++) {
+        const shard_block *b = st->sections[k].block;
+        if (!shard_ckpt_stateful(b))
+            continue;
+        sec_n[k] = shard_comm_sum_i64(c, (int64_t)b->n_owned);
+        sec_first[k] = shard_comm_exscan_i64(c, (int64_t)b->n_owned);
+        raw += (uint64_t)sec_n[k] * sizeof(int64_t);
+        for (int r = 0; r < b->n_rows; r++)
+            if (b->rows[r].flags & SHARD_FIELD_STATE)
+                raw += (uint64_t)sec_n[k] * shard_field_row_bytes(&b->rows[r]);
+    }
     shard_h5w w;
     long ndata = 0;
-    shard_h5w_create(&w, c, tmp);
+    shard_h5w_create(&w, c, tmp, raw);
     shard_h5w_attr_str(&w, 0, "format", "shard-checkpoint");
     shard_h5w_attr_i64(&w, 0, "format_version", SHARD_CHECKPOINT_FORMAT_VERSION);
     shard_h5w_attr_str(&w, 0, "shard_version", SHARD_VERSION_STRING);
@@ -248,11 +265,11 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     if (g >= 0)
         H5Gclose(g);
     /* Sections: each matter module's per-particle state, with the global ids it belongs to. */
-    for (int k = 0; k < st->n_sections && !w.failed; k++) {
+    for (int k = 0; k < st->n_sections && k < SHARD_CHECKPOINT_MAX_SECTIONS && !w.failed; k++) {
         const shard_block *b = st->sections[k].block;
         if (!shard_ckpt_stateful(b))
             continue;
-        int64_t ns = shard_comm_sum_i64(c, (int64_t)b->n_owned), sfirst = shard_comm_exscan_i64(c, (int64_t)b->n_owned);
+        int64_t ns = sec_n[k], sfirst = sec_first[k];
         g = shard_h5w_group(&w, 0, st->sections[k].name);
         if (g < 0)
             break;
@@ -281,9 +298,9 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     shard_h5w_close(&w);
     free(count), free(partner), free(broken), free(sec_of);
 
+    /* A failed write has been agreed on by every rank, with the same message, and its file removed. */
     if (w.failed)
-        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': %s", path,
-                        w.what[0] ? w.what : "write failed on another rank");
+        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': %s", path, w.what);
     shard_comm_any_error(c, err);
     if (rank == 0) {
         if (err->code) {

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,6 +93,13 @@ hid_t shard_h5_mem_type(shard_field_type t)
     return H5T_NATIVE_DOUBLE;
 }
 
+size_t shard_h5_type_size(shard_field_type t) { return H5Tget_size(shard_h5_mem_type(t)); }
+
+/* What HDF5 adds to a file beyond its raw data (superblock, object headers, group B-trees and heaps): about
+ * 9 kB for an output file and 8 kB for a checkpoint.  A file that needs more gets it from the reservations
+ * before each dataset and before the flush. */
+#define SHARD_H5W_META 16384
+
 static void shard_h5w_fail(shard_h5w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void shard_h5w_fail(shard_h5w *w, const char *fmt, ...)
 {
@@ -101,16 +109,80 @@ static void shard_h5w_fail(shard_h5w *w, const char *fmt, ...)
         vsnprintf(w->what, sizeof w->what, fmt, ap);
         va_end(ap);
     }
-    w->failed = 1;
+    w->mine = 1;
 }
 
-void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path)
+int shard_h5w_agree(shard_h5w *w)
+{
+    int first = shard_comm_first_failure(w->c, w->mine);
+    w->mine = 0;
+    /* The first agreed failure names the cause on every rank; later ones (the close of a failed file) do not
+     * replace it.  Every rank takes the same branch: first and w->failed are the same everywhere. */
+    if (first >= 0 && !w->failed) {
+        shard_comm_bcast(w->c, w->what, sizeof w->what, first);
+        w->failed = 1;
+    }
+    return w->failed;
+}
+
+/* Rank 0: makes [0, upto) of the file allocated on disk (a shorter file grows to upto; HDF5 cuts it back to
+ * its end of allocated space when it flushes).  Only ranges not reserved before are allocated, and always
+ * before anything is written there.  Other ranks do nothing. */
+static void shard_h5w_reserve(shard_h5w *w, uint64_t upto, const char *what)
+{
+    if (w->rank != 0 || w->fd < 0 || upto <= w->reserved)
+        return;
+    int e = posix_fallocate(w->fd, (off_t)w->reserved, (off_t)(upto - w->reserved));
+    if (e == 0)
+        w->reserved = upto;
+    else
+        shard_h5w_fail(w, "cannot reserve %.1f kB on disk %s (%s)", (double)upto / 1e3, what, strerror(e));
+}
+
+/* Rank 0: reserves through the end of dataset d's rows (parallel HDF5 allocates a contiguous dataset when it
+ * creates it, at its end of allocated space), and with them the metadata allocated before.  HDF5 1.10 cannot
+ * tell its end of allocated space with the MPI-IO driver (H5Fget_eoa wants a SWMR driver, H5Fget_filesize
+ * fails after the first write), so the writer keeps the largest end of data it has seen. */
+static void shard_h5w_reserve_rows(shard_h5w *w, hid_t d, const char *name)
+{
+    if (w->rank != 0)
+        return;
+    haddr_t off = H5Dget_offset(d);
+    hsize_t size = H5Dget_storage_size(d);
+    if (off == HADDR_UNDEF || size == 0)
+        return;
+    if ((uint64_t)off + size > w->end)
+        w->end = (uint64_t)off + size;
+    char what[300];
+    snprintf(what, sizeof what, "before dataset '%s'", name);
+    shard_h5w_reserve(w, (uint64_t)off + size, what);
+}
+
+void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t raw)
 {
     memset(w, 0, sizeof *w);
+    w->c = c;
     w->comm = *(const MPI_Comm *)shard_comm_mpi(c);
     w->rank = shard_comm_rank(c);
+    w->size = shard_comm_size(c);
     w->file = w->dxpl = -1;
+    w->fd = -1;
+    snprintf(w->path, sizeof w->path, "%s", path);
     shard_h5_quiet();
+    const char *fault = getenv("SHARD_FAULT_RESERVE");
+    int late = fault && strcmp(fault, "late") == 0;
+    uint64_t expect = late ? SHARD_H5W_META : raw + SHARD_H5W_META;
+    /* Room first, before HDF5 holds anything that it would have to write: a full disk stops here with nothing
+     * to close. */
+    if (w->rank == 0) {
+        w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (w->fd < 0)
+            shard_h5w_fail(w, "cannot create the file (%s)", strerror(errno));
+        else
+            shard_h5w_reserve(w, expect, "for the file");
+    }
+    if (shard_h5w_agree(w))
+        return;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fapl_mpio(fapl, w->comm, MPI_INFO_NULL);
     /* Metadata reads and writes through collective calls: one rank touches the file for them, not all. */
@@ -119,19 +191,23 @@ void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path)
     errno = 0;
     w->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
-    if (w->file < 0)
-        shard_h5w_fail(w, "cannot create '%s' (%s)", path, errno ? strerror(errno) : "HDF5 error");
-    w->dxpl = H5Pcreate(H5P_DATASET_XFER);
-    H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE);
+    if (w->file < 0) {
+        shard_h5w_fail(w, "cannot create the file (%s)", errno ? strerror(errno) : "HDF5 error");
+    } else {
+        w->dxpl = H5Pcreate(H5P_DATASET_XFER);
+        H5Pset_dxpl_mpio(w->dxpl, H5FD_MPIO_COLLECTIVE);
+        /* H5Fcreate truncated the file, and the blocks reserved with it: the metadata allowance first, so that
+         * a file given up from here on always has blocks to free for the metadata written when it is closed. */
+        w->reserved = 0;
+        shard_h5w_reserve(w, SHARD_H5W_META, "for the file");
+        shard_h5w_reserve(w, expect, "for the file");
+    }
     shard_h5w_agree(w);
-}
-
-int shard_h5w_agree(shard_h5w *w)
-{
-    int any = w->failed;
-    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, w->comm);
-    w->failed = any;
-    return any;
+    /* Closing is collective: a file that only some ranks could open cannot be closed by any of them. */
+    int open_here = w->file >= 0, open_all = shard_comm_first_failure(w->c, !open_here) < 0;
+    if (open_here && !open_all)
+        shard_fail_one(c, SHARD_EXIT_IO, "'%s' could be created on some ranks only: %s", path,
+                       w->what[0] ? w->what : "HDF5 error");
 }
 
 hid_t shard_h5w_group(shard_h5w *w, hid_t loc, const char *name)
@@ -141,6 +217,10 @@ hid_t shard_h5w_group(shard_h5w *w, hid_t loc, const char *name)
     hid_t g = H5Gcreate2(loc ? loc : w->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0)
         shard_h5w_fail(w, "cannot create group '%s'", name);
+    if (shard_h5w_agree(w) && g >= 0) {
+        H5Gclose(g);
+        g = -1;
+    }
     return g;
 }
 
@@ -158,10 +238,14 @@ void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type 
     H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
     hid_t d = H5Dcreate2(loc ? loc : w->file, name, shard_h5_file_type(type), fspace, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
-    if (d < 0) {
+    if (d < 0)
         shard_h5w_fail(w, "cannot create dataset '%s'", name);
+    else /* its rows are allocated now (parallel HDF5 allocates contiguous datasets at creation) */
+        shard_h5w_reserve_rows(w, d, name);
+    if (shard_h5w_agree(w)) {
+        if (d >= 0)
+            H5Dclose(d);
         H5Sclose(fspace);
-        shard_h5w_agree(w);
         return;
     }
     hsize_t mdims[2] = {n_local > 0 ? (hsize_t)n_local : 1, (hsize_t)ncomp};
@@ -178,7 +262,7 @@ void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type 
     if (H5Dwrite(d, shard_h5_mem_type(type), mspace, fspace, w->dxpl, data) < 0)
         shard_h5w_fail(w, "cannot write dataset '%s' (%s)", name, errno ? strerror(errno) : "HDF5 error");
     else
-        w->bytes += (uint64_t)n_local * (uint64_t)ncomp * (uint64_t)H5Tget_size(shard_h5_mem_type(type));
+        w->bytes += (uint64_t)n_local * (uint64_t)ncomp * (uint64_t)shard_h5_type_size(type);
     H5Sclose(mspace);
     H5Sclose(fspace);
     if (H5Dclose(d) < 0)
@@ -197,6 +281,7 @@ static void shard_h5w_attr(shard_h5w *w, hid_t loc, const char *name, hid_t ftyp
     if (a >= 0)
         H5Aclose(a);
     H5Sclose(sp);
+    shard_h5w_agree(w);
 }
 
 void shard_h5w_attr_i64(shard_h5w *w, hid_t loc, const char *name, int64_t v)
@@ -232,9 +317,11 @@ void shard_h5w_text(shard_h5w *w, hid_t loc, const char *name, const char *text,
     H5Tset_strpad(t, H5T_STR_NULLPAD);
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t d = H5Dcreate2(loc ? loc : w->file, name, t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d < 0) {
+    if (d < 0)
         shard_h5w_fail(w, "cannot create dataset '%s'", name);
-    } else {
+    else
+        shard_h5w_reserve_rows(w, d, name);
+    if (!shard_h5w_agree(w)) {
         hid_t msp = H5Screate(H5S_SCALAR);
         if (w->rank != 0) {
             H5Sselect_none(sp);
@@ -246,19 +333,55 @@ void shard_h5w_text(shard_h5w *w, hid_t loc, const char *name, const char *text,
         else if (w->rank == 0)
             w->bytes += len;
         H5Sclose(msp);
-        H5Dclose(d);
     }
+    if (d >= 0 && H5Dclose(d) < 0)
+        shard_h5w_fail(w, "cannot close dataset '%s'", name);
     H5Sclose(sp);
     H5Tclose(t);
     shard_h5w_agree(w);
 }
 
+/* Local: closes whatever is still open in the file (an error path that forgot a group), so that H5Fclose
+ * really closes it. */
+static void shard_h5w_close_objects(hid_t file)
+{
+    unsigned types = H5F_OBJ_LOCAL | H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR;
+    ssize_t n = H5Fget_obj_count(file, types);
+    if (n <= 0)
+        return;
+    hid_t *ids = shard_malloc((size_t)n * sizeof *ids);
+    n = H5Fget_obj_ids(file, types, (size_t)n, ids);
+    for (ssize_t k = 0; k < n; k++) {
+        if (H5Iget_type(ids[k]) == H5I_ATTR)
+            H5Aclose(ids[k]);
+        else
+            H5Oclose(ids[k]);
+    }
+    free(ids);
+}
+
 int shard_h5w_close(shard_h5w *w)
 {
+    /* Every rank has the file open or none has (shard_h5w_create), and w->failed is the same everywhere, so
+     * every rank makes the same calls below. */
     if (w->file >= 0) {
+        if (!w->failed) {
+            /* The metadata HDF5 flushes lies below the end of the data or in the little it allocated after. */
+            shard_h5w_reserve(w, w->end + SHARD_H5W_META, "before the metadata is flushed");
+            if (!shard_h5w_agree(w)) {
+                errno = 0;
+                if (H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
+                    shard_h5w_fail(w, "cannot flush the file (%s)", errno ? strerror(errno) : "HDF5 error");
+                shard_h5w_agree(w);
+            }
+        }
+        /* A failed file is thrown away: its blocks are freed first, so that the metadata HDF5 still writes when
+         * it closes the file finds room on a full disk (a failed H5Fclose would leave HDF5 1.10 to crash at
+         * MPI_Finalize). */
+        if (w->failed && w->rank == 0 && w->fd >= 0 && ftruncate(w->fd, 0) == 0)
+            w->reserved = 0;
+        shard_h5w_close_objects(w->file);
         errno = 0;
-        if (!w->failed && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
-            shard_h5w_fail(w, "cannot flush the file (%s)", errno ? strerror(errno) : "HDF5 error");
         if (H5Fclose(w->file) < 0)
             shard_h5w_fail(w, "cannot close the file (%s)", errno ? strerror(errno) : "HDF5 error");
         w->file = -1;
@@ -266,7 +389,14 @@ int shard_h5w_close(shard_h5w *w)
     if (w->dxpl >= 0)
         H5Pclose(w->dxpl);
     w->dxpl = -1;
-    return shard_h5w_agree(w);
+    shard_h5w_agree(w);
+    if (w->rank == 0 && w->fd >= 0) {
+        if (w->failed)
+            unlink(w->path);
+        close(w->fd);
+        w->fd = -1;
+    }
+    return w->failed;
 }
 
 #endif

@@ -4,9 +4,21 @@
  * A file is created on the run's communicator with the MPI-IO driver; every dataset is written collectively,
  * each rank its own rows as one hyperslab starting at the exclusive prefix sum of the rows of the ranks below
  * it (no gather to rank 0).  Metadata operations are collective too (HDF5 requires every rank to create every
- * object with the same arguments).  After each dataset the ranks agree on whether anything failed, so a
- * failure on one rank (a full disk seen by an MPI-IO aggregator) stops every rank at the same point instead of
- * leaving some in a collective call that others never reach.  The first failure is kept as a message.
+ * object with the same arguments).
+ *
+ * Failures.  A write that fails inside HDF5 cannot be recovered collectively: on a full disk Open MPI's
+ * MPI-IO (ompio) reports success for writes it did not make, ROMIO reports the error only on the ranks that
+ * wrote, HDF5's collective metadata flush then leaves ranks in different calls (a hang), and after a failed
+ * H5Fclose HDF5 1.10 crashes in MPI_Finalize.  So the space is reserved before HDF5 needs it: rank 0 allocates
+ * the expected size of the file (posix_fallocate) before the file is created, again right after, through the
+ * end of each dataset before its rows are written, and a metadata allowance beyond the last one before the
+ * metadata is flushed.  A full disk (or quota) is met by rank 0's reservation, outside HDF5, and every write
+ * HDF5 makes lands in allocated blocks.  Other write errors inside HDF5 (EIO) are not covered.
+ *
+ * Every operation below is made by every rank or by none: each one ends with an agreement (one allreduce) on
+ * whether any rank failed, and after a failure every later operation is skipped on every rank.  The message
+ * is the one of the lowest failing rank, the same on every rank.  A file that failed is closed (after its
+ * blocks are freed, so that HDF5 can write the metadata it flushes on close even on a full disk) and removed.
  */
 #ifndef SHARD_IO_H5IO_H
 #define SHARD_IO_H5IO_H
@@ -18,21 +30,33 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#define SHARD_H5W_PATH 4096
+
 typedef struct shard_h5w {
     hid_t file, dxpl;
     MPI_Comm comm;
-    int rank;
-    int failed;          /* some rank failed (after the last agreement) or this rank did (before it) */
+    shard_comm *c;
+    int rank, size;
+    int failed;          /* some rank failed, as of the last agreement: the same on every rank */
+    int mine;            /* this rank failed since the last agreement */
+    int fd;              /* rank 0: the file, for the reservations; -1 elsewhere */
+    uint64_t reserved;   /* rank 0: bytes [0, reserved) of the file are allocated on disk */
+    uint64_t end;        /* rank 0: the largest end of a dataset's rows in the file so far */
     uint64_t bytes;      /* raw data bytes this rank wrote */
-    char what[512];      /* this rank's first failure */
+    char path[SHARD_H5W_PATH];
+    char what[512];      /* the first failure (after an agreement: the lowest failing rank's) */
 } shard_h5w;
 
 /* Silences HDF5's own error stack printing (we report our own messages).  Local; idempotent. */
 void shard_h5_quiet(void);
 
-/* Collective: creates (truncates) path on c's communicator. */
-void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path);
-/* Collective: a group under loc (the file when loc is 0). Returns its id or -1; close with H5Gclose. */
+/* Collective: creates (truncates) path on c's communicator, after rank 0 has reserved `raw` bytes of data plus
+ * an allowance for the metadata on disk.  SHARD_FAULT_RESERVE=late in the environment (tests only) reserves
+ * the allowance alone, so that a full disk is met before a dataset or before the flush, with part of the file
+ * written. */
+void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t raw);
+/* Collective: a group under loc (the file when loc is 0). Returns its id or -1 (on every rank once any failed);
+ * close with H5Gclose. */
 hid_t shard_h5w_group(shard_h5w *w, hid_t loc, const char *name);
 /* Collective: dataset `name` of n_global rows of ncomp values (1-d when ncomp == 1); this rank writes rows
  * [first, first + n_local) from data.  Every rank passes the same name, type, ncomp and n_global. */
@@ -46,10 +70,14 @@ void shard_h5w_attr_str(shard_h5w *w, hid_t loc, const char *name, const char *s
 /* Collective: a scalar fixed-length string dataset (rank 0's text is written; long scene files do not fit the
  * 64 KiB attribute limit, hence a dataset). */
 void shard_h5w_text(shard_h5w *w, hid_t loc, const char *name, const char *text, size_t len);
-/* Collective: every rank learns whether any rank failed; returns w->failed. */
+/* Collective: every rank learns whether any rank failed (and the first failure's message); returns w->failed. */
 int shard_h5w_agree(shard_h5w *w);
-/* Collective: flushes and closes; returns w->failed after a last agreement. */
+/* Collective: flushes and closes; returns w->failed after a last agreement.  A failed file is removed (by
+ * rank 0, after every rank has closed it). */
 int shard_h5w_close(shard_h5w *w);
+
+/* Bytes of one element of a registry type in memory (and in the file). */
+size_t shard_h5_type_size(shard_field_type t);
 
 /* HDF5 types for registry element types: the file type (little-endian, fixed size) and the memory type. */
 hid_t shard_h5_file_type(shard_field_type t);

@@ -238,13 +238,20 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         o->first_row = shard_comm_exscan_i64(c, (int64_t)n_owned);
         shard_output_build_index(o, c, n_owned, gid);
     }
-    char path[SHARD_PATH_MAX + 64];
-    if (shard_io_path(path, sizeof path, err, "%s/particles_%06ld.h5", o->dir, step)) {
+    /* Written under a temporary name and renamed when complete, so that a file under the final name is always
+     * complete (a restart takes every such file back into the index) and one of the same name from an earlier
+     * run survives a failed rewrite. */
+    char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 72];
+    if (shard_io_path(path, sizeof path, err, "%s/particles_%06ld.h5", o->dir, step) ||
+        shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path)) {
         shard_comm_any_error(c, err);
         return err->code;
     }
+    uint64_t raw = (uint64_t)o->scene_len + (uint64_t)o->n_global * sizeof(int64_t);
+    for (int q = 0; q < n_cols; q++)
+        raw += (uint64_t)o->n_global * (uint64_t)cols[q].ncomp * shard_h5_type_size(cols[q].type);
     shard_h5w w;
-    shard_h5w_create(&w, c, path);
+    shard_h5w_create(&w, c, tmp, raw);
     shard_h5w_attr_str(&w, 0, "format", "shard-output");
     shard_h5w_attr_i64(&w, 0, "format_version", SHARD_OUTPUT_FORMAT_VERSION);
     shard_h5w_attr_str(&w, 0, "shard_version", SHARD_VERSION_STRING);
@@ -263,23 +270,39 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
                        o->index);
         H5Gclose(g);
     }
-    shard_h5w_close(&w);
-    if (w.failed) {
-        shard_error_set(err, SHARD_EXIT_IO, "output '%s': %s", path,
-                        w.what[0] ? w.what : "write failed on another rank");
-        shard_comm_any_error(c, err);
-        return err->code;
-    }
+    /* A failure is agreed on by every rank (same message everywhere) and the temporary file is removed. */
+    if (shard_h5w_close(&w))
+        return shard_error_set(err, SHARD_EXIT_IO, "output '%s': %s", path, w.what);
     o->bytes += w.bytes;
-    o->files++;
     if (rank == 0) {
-        o->n_cols = n_cols < 32 ? n_cols : 32;
-        memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
-        shard_output_list(o, step, time);
-        shard_output_xdmf(o, err);
+        int existed = access(path, F_OK) == 0;
+        long listed = o->n_listed;
+        if (rename(tmp, path) != 0) {
+            shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp,
+                            strerror(errno));
+            unlink(tmp);
+        } else {
+            o->n_cols = n_cols < 32 ? n_cols : 32;
+            memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
+            shard_output_list(o, step, time);
+            /* The index could not be rewritten: the output is taken back, so that the index on disk still
+             * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's
+             * index may list it). */
+            if (shard_output_xdmf(o, err)) {
+                char why[sizeof err->msg];
+                snprintf(why, sizeof why, "%s", err->msg);
+                shard_error_set(err, SHARD_EXIT_IO, "output '%s' %s: %s", path, existed ? "kept" : "removed", why);
+                o->n_listed = listed;
+                if (!existed)
+                    unlink(path);
+            }
+        }
     }
     o->seconds += shard_wtime() - t0;
-    return shard_comm_agree(c, err, 0);
+    if (shard_comm_agree(c, err, 0))
+        return err->code;
+    o->files++;
+    return 0;
 }
 
 #else

@@ -38,6 +38,9 @@ int shard_comm_agree(shard_comm *c, shard_error *err, int root);
 /* Collective: if any rank has err->code != 0, every rank gets the record of the lowest such rank. */
 int shard_comm_any_error(shard_comm *c, shard_error *err);
 
+/* Collective: the lowest rank whose `failed` is nonzero, or -1 when none is. */
+int shard_comm_first_failure(shard_comm *c, int failed);
+
 /* Collective broadcasts and reductions.  shard_comm_sum of doubles rounds in an order that depends on the rank
  * count: use it only for figures that may differ in the last bits (timings); sums that are printed or change
  * state use the exact sums below (shard_comm_xsum), min / max or integer sums, which are exact. */
