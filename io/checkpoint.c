@@ -677,11 +677,15 @@ int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoi
                                                "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)", path);
     } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: more sections asked for than a checkpoint holds", path);
-    } else if (step < 0 || n < 1 || n > INT32_MAX || nb < 0 || nb > INT32_MAX || !(d->dt > 0.0) ||
-               !isfinite(d->dt)) {
+    } else if (step < 0 || step > SHARD_MAX_STEPS || n < 1 || n > INT32_MAX || nb < 0 || nb > INT32_MAX ||
+               !(d->dt > 0.0) || !isfinite(d->dt)) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: header values out of range (step %lld, n_particles %lld, "
                                                "n_bonds %lld, dt %g)", path, (long long)step, (long long)n,
                         (long long)nb, d->dt);
+    } else if (d->time != (double)step * d->dt) {
+        /* The writer stores time = step * dt exactly: a step that does not give back the time is not the run's. */
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: step %lld does not match the time %.17g s at dt %.17g s (the "
+                                               "header is corrupt)", path, (long long)step, d->time, d->dt);
     }
     if (!err->code) {
         d->step = (long)step, d->n = n, d->n_bonds = nb, d->n_ranks = (int)nranks, d->contacts = contacts;

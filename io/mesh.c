@@ -733,6 +733,18 @@ void shard_mesh_transform(shard_mesh *mesh, double scale, const double translate
 }
 
 /* Over the vertices that triangles use: an OBJ file may list stray vertices, which bound nothing. */
+double shard_mesh_volume(const shard_mesh *mesh)
+{
+    double v = 0.0;
+    for (size_t t = 0; t < mesh->n_triangles; t++) {
+        const double *a = mesh->vertices + 3 * mesh->triangles[3 * t], *b = mesh->vertices + 3 * mesh->triangles[3 * t + 1],
+                     *c = mesh->vertices + 3 * mesh->triangles[3 * t + 2];
+        /* a . (b x c) / 6: the tetrahedron with the origin */
+        v += a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+    }
+    return v / 6.0;
+}
+
 void shard_mesh_bounds(const shard_mesh *mesh, double min[3], double max[3])
 {
     for (int a = 0; a < 3; a++) {

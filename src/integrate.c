@@ -32,15 +32,20 @@ void shard_integrate_accel(shard_particles *p, const double *f, const double g[3
     }
 }
 
-double shard_integrate_max_move2(const shard_particles *p)
+long shard_integrate_scan(const shard_particles *p, double limit, double *move2)
 {
     double m = 0.0;
+    long bad = -1;
     for (size_t i = 0; i < p->n_owned; i++) {
-        double d0 = p->x[3 * i] - p->x_build[3 * i], d1 = p->x[3 * i + 1] - p->x_build[3 * i + 1],
-               d2 = p->x[3 * i + 2] - p->x_build[3 * i + 2];
+        const double *x = p->x + 3 * i, *b = p->x_build + 3 * i;
+        double d0 = x[0] - b[0], d1 = x[1] - b[1], d2 = x[2] - b[2];
         double d2s = d0 * d0 + d1 * d1 + d2 * d2;
-        if (!(d2s <= m)) /* also catches NaN */
-            m = isfinite(d2s) ? d2s : INFINITY;
+        if (d2s > m)
+            m = d2s;
+        /* Written so that NaN fails it too. */
+        if (!(fabs(x[0]) <= limit && fabs(x[1]) <= limit && fabs(x[2]) <= limit) && bad < 0)
+            bad = (long)i;
     }
-    return m;
+    *move2 = m;
+    return bad;
 }

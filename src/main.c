@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <libfyaml.h>
 #include <limits.h>
+#include <math.h>
 #include <metis.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,8 @@ static int shard_main_number(const char *opt, const char *s, double *out, char *
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (!s[0] || *end || errno || !(v >= 0.0)) {
-        snprintf(msg, len, "%s: expected a non-negative number, got '%s'", opt, s);
+    if (!s[0] || *end || errno || !(v >= 0.0) || !isfinite(v)) {
+        snprintf(msg, len, "%s: expected a finite non-negative number, got '%s'", opt, s);
         return 1;
     }
     *out = v;
@@ -206,6 +207,8 @@ int main(int argc, char **argv)
             const char *val = argv[++i];
             double d = 0.0;
             if (!strcmp(a, "--out")) {
+                if (!val[0])
+                    snprintf(msg, sizeof msg, "--out: expected a folder name, got ''");
                 ov.out_dir = val;
             } else if (!strcmp(a, "--restart")) {
                 ov.restart = val;

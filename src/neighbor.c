@@ -5,10 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int shard_neighbor_cmp_i64(const void *a, const void *b)
+/* Lexicographic order of two (iz, iy, ix) triples. */
+static int shard_neighbor_cmp_triple(const int64_t *a, const int64_t *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    for (int k = 0; k < 3; k++)
+        if (a[k] != b[k])
+            return (a[k] > b[k]) - (a[k] < b[k]);
+    return 0;
+}
+
+/* (iz, iy, ix, point index) quadruples: by cell, then by index, so the order inside a cell is fixed. */
+static int shard_neighbor_cmp_quad(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    int t = shard_neighbor_cmp_triple(x, y);
+    return t ? t : (x[3] > y[3]) - (x[3] < y[3]);
 }
 
 void shard_cells_coord(const shard_cells *c, const double p[3], int64_t ijk[3])
@@ -36,18 +47,24 @@ void shard_cells_build(shard_cells *c, size_t n, const double *x, double size)
     double cells = 1.0;
     for (int k = 0; k < 3; k++) {
         c->origin[k] = lo[k] - size;
-        c->dims[k] = (int64_t)floor((hi[k] - c->origin[k]) * c->inv_size) + 2;
+        double span = (hi[k] - c->origin[k]) * c->inv_size;
+        /* The driver keeps every position within SHARD_DOMAIN_CELLS cells of the others (integrate.h): beyond
+         * that, cell coordinates would leave the integers. */
+        if (!(span < SHARD_DOMAIN_CELLS))
+            shard_fatal(SHARD_EXIT_INTERNAL, "cell list over %zu points spans %g cells of %g m along axis %d "
+                        "(positions from %g to %g m)", n, span, size, k, lo[k], hi[k]);
+        c->dims[k] = (int64_t)floor(span) + 2;
         cells *= (double)c->dims[k];
     }
     shard_reserve((void **)&c->order, &c->cap_order, n, sizeof *c->order);
-    shard_reserve((void **)&c->tmp, &c->cap_tmp, n, sizeof *c->tmp);
-    for (size_t i = 0; i < n; i++) {
-        int64_t ijk[3];
-        shard_cells_coord(c, x + 3 * i, ijk);
-        c->tmp[i] = shard_cells_key(c, ijk);
-    }
     c->dense = cells <= 8.0 * (double)n + 4096.0;
     if (c->dense) {
+        shard_reserve((void **)&c->tmp, &c->cap_tmp, n, sizeof *c->tmp);
+        for (size_t i = 0; i < n; i++) {
+            int64_t ijk[3];
+            shard_cells_coord(c, x + 3 * i, ijk);
+            c->tmp[i] = shard_cells_key(c, ijk);
+        }
         c->n_cells = (size_t)cells;
         shard_reserve((void **)&c->start, &c->cap_start, c->n_cells + 1, sizeof *c->start);
         memset(c->start, 0, (c->n_cells + 1) * sizeof *c->start);
@@ -62,23 +79,29 @@ void shard_cells_build(shard_cells *c, size_t n, const double *x, double size)
             c->start[k] = c->start[k - 1];
         c->start[0] = 0;
     } else {
-        /* Sparse: sort (key, index) pairs packed as key * n + index would overflow; sort keys with indices. */
-        int64_t *pairs = shard_malloc(2 * n * sizeof *pairs);
-        for (size_t i = 0; i < n; i++)
-            pairs[2 * i] = c->tmp[i], pairs[2 * i + 1] = (int64_t)i;
-        qsort(pairs, n, 2 * sizeof *pairs, shard_neighbor_cmp_i64); /* compares the key (first member) */
-        shard_reserve((void **)&c->keys, &c->cap_keys, n, sizeof *c->keys);
+        /* Sparse: the occupied cells only, by (iz, iy, ix) in lexicographic order.  Each coordinate is kept on
+         * its own, so no linear key can overflow however far apart the points are. */
+        int64_t *quads = shard_malloc((4 * n + 1) * sizeof *quads);
+        for (size_t i = 0; i < n; i++) {
+            int64_t ijk[3];
+            shard_cells_coord(c, x + 3 * i, ijk);
+            quads[4 * i] = ijk[2], quads[4 * i + 1] = ijk[1], quads[4 * i + 2] = ijk[0];
+            quads[4 * i + 3] = (int64_t)i;
+        }
+        qsort(quads, n, 4 * sizeof *quads, shard_neighbor_cmp_quad);
+        shard_reserve((void **)&c->keys, &c->cap_keys, 3 * n + 1, sizeof *c->keys);
         shard_reserve((void **)&c->start, &c->cap_start, n + 1, sizeof *c->start);
         c->n_keys = 0;
         for (size_t i = 0; i < n; i++) {
-            c->order[i] = (int32_t)pairs[2 * i + 1];
-            if (i == 0 || pairs[2 * i] != pairs[2 * i - 2]) {
-                c->keys[c->n_keys] = pairs[2 * i];
+            const int64_t *q = quads + 4 * i;
+            c->order[i] = (int32_t)q[3];
+            if (i == 0 || memcmp(q, q - 4, 3 * sizeof *q) != 0) {
+                memcpy(c->keys + 3 * c->n_keys, q, 3 * sizeof *q);
                 c->start[c->n_keys++] = (int64_t)i;
             }
         }
         c->start[c->n_keys] = (int64_t)n;
-        free(pairs);
+        free(quads);
     }
 }
 
@@ -87,20 +110,21 @@ void shard_cells_range(const shard_cells *c, int64_t ix, int64_t iy, int64_t iz,
     *s = *e = 0;
     if (ix < 0 || iy < 0 || iz < 0 || ix >= c->dims[0] || iy >= c->dims[1] || iz >= c->dims[2])
         return;
-    int64_t ijk[3] = {ix, iy, iz}, key = shard_cells_key(c, ijk);
     if (c->dense) {
+        int64_t ijk[3] = {ix, iy, iz}, key = shard_cells_key(c, ijk);
         *s = c->start[key], *e = c->start[key + 1];
         return;
     }
+    const int64_t want[3] = {iz, iy, ix};
     size_t lo = 0, hi = c->n_keys;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (c->keys[mid] < key)
+        if (shard_neighbor_cmp_triple(c->keys + 3 * mid, want) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < c->n_keys && c->keys[lo] == key)
+    if (lo < c->n_keys && shard_neighbor_cmp_triple(c->keys + 3 * lo, want) == 0)
         *s = c->start[lo], *e = c->start[lo + 1];
 }
 

@@ -6,6 +6,8 @@
 #include "shard/particles.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +36,117 @@ static void shard_sample_shape(const shard_shape *shape, double spacing, double 
     *n = m;
 }
 
-static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, double **pts, size_t *n,
-                             shard_error *err)
+/* What sampling a body costs, known before any point is made: lattice points of its bounding box (each is
+ * tested) and the particles expected from its volume. */
+static int shard_sample_check_size(const shard_scene *scene, const shard_body_def *b, const double lo[3],
+                                   const double hi[3], double volume, size_t already, shard_error *err)
 {
+    double s = b->spacing, points = 1.0;
+    for (int k = 0; k < 3; k++)
+        points *= ceil((hi[k] - lo[k]) / s);
+    double particles = volume / (s * s * s);
+    if (!(particles >= 0.0))
+        particles = points;
+    double total = particles + (double)already, bytes = total * SHARD_SAMPLE_BYTES_PER_PARTICLE;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double memory = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
+    char count[96];
+    if (isfinite(particles))
+        snprintf(count, sizeof count, "%.3g particles (%.3g GB on rank 0 at start-up)", particles,
+                 particles * SHARD_SAMPLE_BYTES_PER_PARTICLE / 1e9);
+    else
+        snprintf(count, sizeof count, "more particles than a number can hold");
+    if (!(total <= (double)INT32_MAX))
+        return shard_error_at(err, scene->path, &b->spacing_loc,
+                              "body '%s' at this spacing asks for %s; one rank can start at most 2147483647 "
+                              "particles in all (%zu before this body): use a coarser spacing",
+                              b->name, count, already);
+    if (!(bytes <= memory))
+        return shard_error_at(err, scene->path, &b->spacing_loc,
+                              "body '%s' at this spacing asks for %s, %.3g GB with the %zu particles before it, "
+                              "more than this machine's %.3g GB of memory",
+                              b->name, count, bytes / 1e9, already, memory / 1e9);
+    if (!(points <= SHARD_SAMPLE_MAX_POINTS))
+        return shard_error_at(err, scene->path, &b->spacing_loc,
+                              "body '%s' at this spacing has %.3g lattice points in its bounding box to test (at most "
+                              "%.3g): use a coarser spacing",
+                              b->name, points, SHARD_SAMPLE_MAX_POINTS);
+    return 0;
+}
+
+/* The volume of an analytic shape, m^3. */
+static double shard_sample_volume(const shard_shape *sh)
+{
+    switch (sh->kind) {
+    case SHARD_SHAPE_BOX:
+        return (sh->max[0] - sh->min[0]) * (sh->max[1] - sh->min[1]) * (sh->max[2] - sh->min[2]);
+    case SHARD_SHAPE_SPHERE:
+        return 4.0 / 3.0 * M_PI * sh->radius * sh->radius * sh->radius;
+    case SHARD_SHAPE_CYLINDER: {
+        double a[3] = {sh->p1[0] - sh->p0[0], sh->p1[1] - sh->p0[1], sh->p1[2] - sh->p0[2]};
+        return M_PI * sh->radius * sh->radius * sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    }
+    case SHARD_SHAPE_MESH:
+        break;
+    }
+    return 0.0;
+}
+
+double shard_sample_domain(const shard_scene *scene)
+{
+    double s = INFINITY;
+    for (int b = 0; b < scene->n_bodies; b++)
+        s = fmin(s, scene->bodies[b].spacing);
+    return ldexp(s, 40);
+}
+
+/* A body must lie within the run's domain (sample.h): farther out, lattice points lose their spacing to
+ * round-off and cell lists their integers. */
+static int shard_sample_check_domain(const shard_scene *scene, const shard_body_def *b, const double lo[3],
+                                     const double hi[3], shard_error *err)
+{
+    double far = 0.0, domain = shard_sample_domain(scene);
+    for (int k = 0; k < 3; k++)
+        far = fmax(far, fmax(fabs(lo[k]), fabs(hi[k])));
+    if (!(far <= domain))
+        return shard_error_at(err, scene->path, &b->shape.loc,
+                              "body '%s' reaches %g m from the origin, beyond the %g m (2^40 of the smallest "
+                              "spacing) a run can hold", b->name, far, domain);
+    return 0;
+}
+
+int shard_sample_check_sizes(const shard_scene *scene, shard_error *err)
+{
+    double total = 0.0;
+    for (int bi = 0; bi < scene->n_bodies; bi++) {
+        const shard_body_def *b = &scene->bodies[bi];
+        if (b->shape.kind == SHARD_SHAPE_MESH)
+            continue;
+        double lo[3], hi[3], s = b->spacing;
+        shard_shape_bounds(&b->shape, lo, hi);
+        size_t already = total < (double)SIZE_MAX ? (size_t)total : SIZE_MAX;
+        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, err);
+        if (!rc)
+            rc = shard_sample_check_domain(scene, b, lo, hi, err);
+        if (rc)
+            return rc;
+        total += shard_sample_volume(&b->shape) / (s * s * s);
+    }
+    return 0;
+}
+
+static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, size_t already, double **pts,
+                             size_t *n, shard_error *err)
+{
+    double lo[3], hi[3];
     if (b->shape.kind != SHARD_SHAPE_MESH) {
-        shard_sample_shape(&b->shape, b->spacing, pts, n);
-        return 0;
+        shard_shape_bounds(&b->shape, lo, hi);
+        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, err);
+        if (!rc)
+            rc = shard_sample_check_domain(scene, b, lo, hi, err);
+        if (!rc)
+            shard_sample_shape(&b->shape, b->spacing, pts, n);
+        return rc;
     }
     shard_mesh mesh = {0};
     int rc = shard_mesh_read(b->shape.file, scene->path, &b->shape.file_loc, &mesh, err);
@@ -47,8 +154,13 @@ static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, 
         rc = shard_mesh_check_closed(&mesh, b->shape.file, scene->path, &b->shape.file_loc, err);
     if (!rc) {
         shard_mesh_transform(&mesh, b->shape.scale, b->shape.translate);
-        shard_mesh_sample(&mesh, b->spacing, pts, n);
+        shard_mesh_bounds(&mesh, lo, hi);
+        rc = shard_sample_check_size(scene, b, lo, hi, fabs(shard_mesh_volume(&mesh)), already, err);
+        if (!rc)
+            rc = shard_sample_check_domain(scene, b, lo, hi, err);
     }
+    if (!rc)
+        shard_mesh_sample(&mesh, b->spacing, pts, n);
     shard_mesh_free(&mesh);
     return rc;
 }
@@ -63,7 +175,7 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
         const shard_body_def *b = &scene->bodies[bi];
         double *pts = NULL;
         size_t m = 0;
-        int rc = shard_sample_body(scene, b, &pts, &m, err);
+        int rc = shard_sample_body(scene, b, out->n, &pts, &m, err);
         if (rc) {
             shard_sampled_free(out);
             return rc;

@@ -954,7 +954,8 @@ static const shard_scene_field body_rows[] = {
     {.key = "material", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_body_material},
     {.key = "shape", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, shape),
      .parse = shard_scene_parse_body_shape},
-    {.key = "spacing", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, spacing), .r = GT(0)},
+    {.key = "spacing", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, spacing), .r = GT(0),
+     .loc_offset = OFF1(shard_body_def, spacing_loc)},
     {.key = "support", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, support), .r = IN('(', 1, 4, ']'),
      .def = {2.2}},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
@@ -1241,6 +1242,36 @@ static void shard_scene_set_dir(char dir[SHARD_PATH_MAX], const char *path)
         snprintf(dir, SHARD_PATH_MAX, "%.*s", (int)(slash - path), path);
 }
 
+/* A scene is UTF-8 text: the first NUL byte or invalid UTF-8 sequence is named by line and column (a UTF-16
+ * or binary file would otherwise reach the YAML parser as an "empty" document). */
+static int shard_scene_check_text(const char *path, const char *text, size_t len, shard_error *err)
+{
+    const unsigned char *u = (const unsigned char *)text;
+    if (len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)))
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s:1:1: the file is UTF-16 text; save the scene as UTF-8",
+                               path);
+    int line = 1, col = 1;
+    for (size_t i = 0; i < len;) {
+        unsigned c = u[i];
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int ok = n > 0 && i + n <= len && !(n == 2 && c < 0xc2);
+        for (size_t k = 1; ok && k < n; k++)
+            ok = (u[i + k] & 0xc0) == 0x80;
+        if (c == 0)
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s:%d:%d: the file holds a NUL byte: a scene is a text "
+                                   "file (is this the right file?)", path, line, col);
+        if (!ok)
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s:%d:%d: not UTF-8 text (byte 0x%02x): save the scene "
+                                   "as UTF-8", path, line, col, c);
+        if (c == '\n')
+            line++, col = 1;
+        else
+            col++;
+        i += n;
+    }
+    return 0;
+}
+
 int shard_scene_parse(const char *path, const char *text, size_t len, shard_scene *scene, shard_error *err)
 {
     memset(scene, 0, sizeof *scene);
@@ -1251,7 +1282,9 @@ int shard_scene_parse(const char *path, const char *text, size_t len, shard_scen
 
     shard_scene_ctx ctx = {.file = scene->path, .err = err, .scene = scene};
     shard_scene_tree tree = {0};
-    int rc = shard_scene_ytree_build(&ctx, scene->text, len, &tree);
+    int rc = shard_scene_check_text(scene->path, scene->text, len, err);
+    if (!rc)
+        rc = shard_scene_ytree_build(&ctx, scene->text, len, &tree);
     if (!rc) {
         const shard_scene_node *root = tree.root;
         char what[80];

@@ -28,7 +28,13 @@ for n in 1 3; do
   check no-command 2 "usage: shard run" "$n"
   check unknown-command 2 "shard: error: unknown command 'frobnicate'" "$n" frobnicate
   check unknown-option 2 "shard: error: unknown option '--fast'" "$n" run bad_input/../mpi/scenes/drop_contact.yaml --fast
-  check steps-not-number 2 "shard: error: --steps: expected a non-negative number, got 'ten'" "$n" run x.yaml --steps ten
+  check steps-not-number 2 "shard: error: --steps: expected a finite non-negative number, got 'ten'" "$n" run x.yaml --steps ten
+  check until-inf 2 "shard: error: --until: expected a finite non-negative number, got 'inf'" "$n" run x.yaml --until inf
+  check dt-inf 2 "shard: error: --dt: expected a finite non-negative number, got 'inf'" "$n" run x.yaml --dt inf
+  check out-empty 2 "shard: error: --out: expected a folder name, got ''" "$n" run x.yaml --out ''
+  check until-huge 2 "shard: error: --until: an end time of 1e+300 s at a time step of" "$n" run mpi/scenes/drop_contact.yaml --until 1e300
+  check dt-tiny 2 "shard: error: --dt: an end time of" "$n" run mpi/scenes/drop_contact.yaml --until 0.1 --dt 1e-300
+  check until-short 2 "is shorter than one step" "$n" run mpi/scenes/drop_contact.yaml --until 1e-12
   check steps-zero 2 "shard: error: --steps: expected a positive integer, got '0'" "$n" run x.yaml --steps 0
   check dt-missing 2 "shard: error: --dt needs a value" "$n" run x.yaml --dt
   check both 2 "shard: error: give --steps or --until, not both" "$n" run x.yaml --steps 3 --until 1

@@ -18,6 +18,9 @@
 /* Longest names (bodies, materials, obstacles) and paths the scene and the writers keep, with the NUL. */
 #define SHARD_NAME_MAX 64
 #define SHARD_PATH_MAX 1024
+/* The most steps a run (or a restart's step counter) may take: at a microsecond per step for one particle it is
+ * twelve days, so anything more is a unit mistake (a tiny dt_safety, an end time in the wrong unit). */
+#define SHARD_MAX_STEPS 1000000000000LL
 
 /* Exit codes every rank uses (documented in docs/architecture.md). */
 enum {

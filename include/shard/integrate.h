@@ -17,7 +17,9 @@ void shard_integrate_kick(shard_particles *p, double h);
 void shard_integrate_drift(shard_particles *p, double dt);
 /* a = f / m + g for owned particles. Local. */
 void shard_integrate_accel(shard_particles *p, const double *f, const double g[3]);
-/* Largest squared displacement since the last contact build, or +inf if any position is not finite. Local. */
-double shard_integrate_max_move2(const shard_particles *p);
+/* The skin check and the domain check in one pass over the owned particles: *move2 = the largest squared
+ * displacement since the last contact build; returns the index of the first particle whose position is not
+ * finite or has a coordinate beyond +-limit (m), or -1 when every position is sane.  Local. */
+long shard_integrate_scan(const shard_particles *p, double limit, double *move2);
 
 #endif

@@ -37,6 +37,9 @@ void shard_mesh_transform(shard_mesh *mesh, double scale, const double translate
 int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const char *scene_path,
                             const shard_src_loc *loc, shard_error *err);
 
+/* Signed volume (m^3; positive for outward-facing triangles of a closed mesh), by the divergence theorem. Local. */
+double shard_mesh_volume(const shard_mesh *mesh);
+
 /* Axis-aligned bounding box. Local. */
 void shard_mesh_bounds(const shard_mesh *mesh, double min[3], double max[3]);
 

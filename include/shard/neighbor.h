@@ -12,14 +12,20 @@
 
 #include "shard/particles.h"
 
-/* A cell list over n points: dense grid when the bounding box is compact, sorted sparse keys otherwise. */
+/* How many cells of any cell list the particles may span along an axis (2^50): the driver stops a run whose
+ * particles leave that domain (integrate.h), so cell coordinates always fit in int64 with room to spare. */
+#define SHARD_DOMAIN_CELLS 1125899906842624.0
+
+/* A cell list over n points: a dense grid when the bounding box is compact, otherwise the occupied cells only,
+ * sorted by their (iz, iy, ix) coordinates (no linear key, so points any distance apart within
+ * SHARD_DOMAIN_CELLS cells are fine). */
 typedef struct shard_cells {
     double origin[3], inv_size;
     int64_t dims[3];
     int dense;
     size_t n, n_cells;
-    int64_t *start;     /* dense: n_cells + 1 offsets; sparse: per unique key, n_keys + 1 offsets */
-    int64_t *keys;      /* sparse only: sorted unique keys */
+    int64_t *start;     /* dense: n_cells + 1 offsets; sparse: per occupied cell, n_keys + 1 offsets */
+    int64_t *keys;      /* sparse only: 3 per occupied cell, (iz, iy, ix), sorted */
     size_t n_keys;
     int32_t *order;     /* point indices sorted by cell */
     size_t cap_start, cap_keys, cap_order;

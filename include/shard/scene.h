@@ -46,6 +46,7 @@ typedef struct shard_body_def {
     int material;            /* index into scene->materials */
     shard_shape shape;
     double spacing;          /* lattice spacing, m, > 0 */
+    shard_src_loc spacing_loc;
     double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
     double velocity[3];      /* initial velocity, m/s */
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles, rad/s */

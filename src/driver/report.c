@@ -142,7 +142,7 @@ void shard_sim_report(shard_sim *s)
     const int BG = NP + 8;
     printf("Bond ghosts per rank: min %.0f avg %.1f max %.0f (the halo lists; contact ghosts: the rest)\n", st[BG][0],
            st[BG][1], st[BG][2]);
-    printf("Bonds: %lld (%.2f per particle), edge cut %lld; halo bytes sent: %.4g total; contact rebuilds %ld; "
+    printf("Bonds: %lld (%.2f per particle), edge cut %lld; halo bytes sent: %.0f total; contact rebuilds %ld; "
            "active contacts %lld\n",
            (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global, (long long)s->edge_cut,
            st[BY][1] * size, s->rebuilds, (long long)d.contacts);

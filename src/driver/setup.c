@@ -10,9 +10,11 @@
 #include "sim_impl.h"
 
 #include "shard/fileio.h"
+#include "shard/geometry.h"
 #include "shard/partition.h"
 #include "shard/sample.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,19 +127,20 @@ static int shard_sim_body_state(shard_sim *s, shard_error *err)
 
 /* The time step from scene data alone (identical on every rank, no reduction needed): the smallest limit any
  * module (for its bodies) or common term (for every body) gives, times run.dt_safety; the first limit of the
- * tables wins a tie, so the label is deterministic. */
-static void shard_sim_time_step(shard_sim *s)
+ * tables wins a tie, so the label is deterministic.  *limit_body is the body whose limit set it (-1: given). */
+static void shard_sim_time_step(shard_sim *s, int *limit_body)
 {
     const shard_scene *sc = &s->scene;
     double best = INFINITY;
     const char *why = "none";
+    *limit_body = -1;
     for (int b = 0; b < sc->n_bodies; b++) {
         shard_sim_module *md = shard_sim_module_of(s, b);
         if (!md->def->dt_limit)
             continue;
         double d = md->def->dt_limit(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b);
-        if (d < best)
-            best = d, why = md->def->dt_name;
+        if (d < best || (isnan(d) && *limit_body < 0))
+            best = d, why = md->def->dt_name, *limit_body = b;
     }
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
@@ -145,17 +148,79 @@ static void shard_sim_time_step(shard_sim *s)
             continue;
         for (int b = 0; b < sc->n_bodies; b++) {
             double d = t->def->dt_limit(sc, b, (char *)t->own_bodies + t->def->body_bytes * (size_t)b);
-            if (d < best)
-                best = d, why = t->def->dt_name;
+            if (d < best || (isnan(d) && *limit_body < 0))
+                best = d, why = t->def->dt_name, *limit_body = b;
         }
     }
     if (sc->run.dt > 0.0) {
         s->dt = sc->run.dt;
         s->dt_limit = "given";
+        *limit_body = -1;
     } else {
         s->dt = sc->run.dt_safety * best;
         s->dt_limit = why;
     }
+}
+
+/* The time step and the number of steps, refused when they cannot make a run: a step that is not a positive
+ * normal number (a density of 1e-300, an E of 1e300, a dt_safety of 1e-300), an end time shorter than one step,
+ * or more than SHARD_MAX_STEPS steps.  The message names the key that caused it: the command-line option
+ * (exit 2) or the scene key (exit 3). */
+static int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    int limit_body;
+    shard_sim_time_step(s, &limit_body);
+    if (!(s->dt >= DBL_MIN) || !isfinite(s->dt)) {
+        char dt[40];
+        if (isnan(s->dt))
+            snprintf(dt, sizeof dt, "not a number");
+        else
+            snprintf(dt, sizeof dt, "%g s", s->dt);
+        if (ov->dt > 0.0)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "--dt: %s is not a usable time step", dt);
+        if (limit_body < 0)
+            return shard_error_at(err, sc->path, &sc->run.dt_loc, "%s is not a usable time step", dt);
+        const shard_body_def *bd = &sc->bodies[limit_body];
+        const shard_material *m = &sc->materials[bd->material];
+        return shard_error_at(err, sc->path, &m->loc,
+                              "the time step body '%s' allows (%s limit, times run.dt_safety %g) is %s, which "
+                              "cannot run: check the body's spacing (%g m) and the material's density (%g kg/m^3), E "
+                              "(%g Pa), volume_stiffness (%g Pa) and contact.stiffness (%s%g N/m) for their units",
+                              bd->name, s->dt_limit, sc->run.dt_safety, dt, bd->spacing, m->density, m->E,
+                              m->volume_stiffness, m->contact_stiffness > 0 ? "" : "auto ", m->contact_stiffness);
+    }
+    if (sc->run.steps > 0) {
+        s->total_steps = sc->run.steps;
+        if (sc->run.steps > SHARD_MAX_STEPS)
+            return ov->steps > 0 ? shard_error_set(err, SHARD_EXIT_USAGE, "--steps: %ld steps, more than the %lld a "
+                                                   "run may take", sc->run.steps, (long long)SHARD_MAX_STEPS)
+                                 : shard_error_at(err, sc->path, &sc->run.steps_loc, "%ld steps, more than the %lld a "
+                                                  "run may take", sc->run.steps, (long long)SHARD_MAX_STEPS);
+        return 0;
+    }
+    double n = sc->run.end_time / s->dt;
+    const char *opt = ov->dt > 0.0 ? "--dt" : ov->until >= 0.0 ? "--until" : NULL;
+    char why[160];
+    if (limit_body >= 0)
+        snprintf(why, sizeof why, "an end time of %g s at a time step of %g s (%s limit times run.dt_safety %g)",
+                 sc->run.end_time, s->dt, s->dt_limit, sc->run.dt_safety);
+    else
+        snprintf(why, sizeof why, "an end time of %g s at a time step of %g s (given)", sc->run.end_time, s->dt);
+    if (!(n <= (double)SHARD_MAX_STEPS)) {
+        if (opt)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "%s: %s is %.3g steps, more than the %lld a run may take",
+                                   opt, why, n, (long long)SHARD_MAX_STEPS);
+        return shard_error_at(err, sc->path, &sc->run.end_time_loc, "%s is %.3g steps, more than the %lld a run "
+                              "may take", why, n, (long long)SHARD_MAX_STEPS);
+    }
+    if (n < 1.0 - 1e-9) {
+        if (opt)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "%s: %s is shorter than one step", opt, why);
+        return shard_error_at(err, sc->path, &sc->run.end_time_loc, "%s is shorter than one step", why);
+    }
+    s->total_steps = (long)ceil(n - 1e-9);
+    return 0;
 }
 
 static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov, shard_error *err)
@@ -198,6 +263,8 @@ static void shard_sim_contact_range(shard_sim *s)
     }
     s->skin = sc->run.skin * min_spacing;
     s->cutoff = 2.0 * max_radius + s->skin;
+    /* The domain a run can hold: 2^40 spacings either way keeps every cell list far below SHARD_DOMAIN_CELLS. */
+    s->domain = shard_sample_domain(sc);
 }
 
 /* Rank 0: sampling and reference bonds of the whole scene, bond radius per body from its module. */
@@ -386,11 +453,11 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         return NULL;
     }
     shard_scene *sc = &s->scene;
-    shard_sim_time_step(s);
-    if (sc->run.steps > 0)
-        s->total_steps = sc->run.steps;
-    else
-        s->total_steps = (long)ceil(sc->run.end_time / s->dt - 1e-9);
+    /* Absurd sizes first (a spacing of 1e-200 is a size problem before it is a time-step one). */
+    if (shard_sample_check_sizes(sc, err) || shard_sim_plan_steps(s, ov, err)) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
     shard_sim_contact_range(s);
 
     /* Rank 0 samples and bonds the whole scene, or takes the checkpoint's state; its verdict on the input is
@@ -442,6 +509,21 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         shard_comm_bcast(c, hdr, sizeof hdr, 0);
         s->step = s->restarted_at = s->last_output = (long)hdr[0];
         s->contacts_local = rank == 0 ? hdr[1] : 0;
+        /* A run that would end before the checkpoint's step has nothing to do: say so (every rank knows both). */
+        if (s->total_steps < s->step) {
+            if (ov->steps > 0 || ov->until >= 0.0)
+                shard_error_set(err, SHARD_EXIT_USAGE, "%s: the run would end at step %ld, before the checkpoint's "
+                                "step %ld (steps count from the start of the run: give more)",
+                                ov->steps > 0 ? "--steps" : "--until", s->total_steps, s->step);
+            else
+                shard_error_at(err, sc->path, sc->run.steps > 0 ? &sc->run.steps_loc : &sc->run.end_time_loc,
+                               "the run ends at step %ld, before step %ld of the checkpoint %s", s->total_steps,
+                               s->step, ov->restart);
+            shard_sampled_free(&g);
+            shard_csr_free(&gb);
+            shard_sim_destroy(&s);
+            return NULL;
+        }
     }
 
     /* A module has a halo when one of its bodies has bonds (the same verdict on every rank: scene data). */
@@ -481,6 +563,37 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         double vol = bd->spacing * bd->spacing * bd->spacing;
         p->volume[i] = vol;
         p->mass[i] = sc->materials[bd->material].density * vol;
+    }
+    /* A particle that starts deeper inside an obstacle than its contact radius would be thrown out at any speed
+     * the penalty gives it: a scene error.  Each rank measures its own particles; the deepest overlap of every
+     * (body, obstacle) pair is reduced (a maximum: the same on every rank), and the first pair in scene order
+     * that is too deep is named. */
+    if (sc->n_obstacles > 0) {
+        size_t nbo = (size_t)sc->n_bodies * (size_t)sc->n_obstacles;
+        double *depth = shard_malloc((nbo + 1) * sizeof *depth);
+        for (size_t k = 0; k < nbo; k++)
+            depth[k] = -INFINITY;
+        for (size_t i = 0; i < p->n_owned; i++)
+            for (int o = 0; o < sc->n_obstacles; o++) {
+                double n[3], d = -shard_obstacle_distance(&sc->obstacles[o], 0.0, p->x + 3 * i, n);
+                double *dk = &depth[(size_t)p->body[i] * (size_t)sc->n_obstacles + (size_t)o];
+                *dk = fmax(*dk, d);
+            }
+        shard_comm_max_doubles(c, depth, (int)nbo);
+        for (int b = 0; b < sc->n_bodies && !err->code; b++)
+            for (int o = 0; o < sc->n_obstacles && !err->code; o++) {
+                double d = depth[(size_t)b * (size_t)sc->n_obstacles + (size_t)o];
+                if (d > s->contact_radius[b])
+                    shard_error_at(err, sc->path, &sc->bodies[b].loc,
+                                   "body '%s' starts inside obstacle '%s' (up to %g m deep, more than its contact "
+                                   "radius %g m): move the body or the obstacle",
+                                   sc->bodies[b].name, sc->obstacles[o].name, d, s->contact_radius[b]);
+            }
+        free(depth);
+        if (err->code) {
+            shard_sim_destroy(&s);
+            return NULL;
+        }
     }
     shard_sim_wire(s);
     for (int m = 0; m < s->n_modules; m++)

@@ -63,6 +63,7 @@ struct shard_sim {
     double *f;                    /* force scratch, 3 per owned */
     size_t f_cap;
     double dt, skin, cutoff;
+    double domain;                /* m: every coordinate stays within +-domain (2^40 of the smallest spacing) */
     const char *dt_limit;         /* which limit set dt ("wave speed", "contact", "given") */
     long step, total_steps;
     int64_t n_global, n_bonds_global, edge_cut;

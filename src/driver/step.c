@@ -54,22 +54,37 @@ void shard_sim_rebuild(shard_sim *s)
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
-/* Once the bond ghosts hold the new x and v: the skin check (one allreduce that also carries "a position is
- * not finite"), then either a contact-ghost rebuild or the forward exchange of the contact ghosts. Collective. */
+/* Once the bond ghosts hold the new x and v: the skin check (one allreduce that also carries "a particle is
+ * lost": not finite, or beyond the run's domain), then either a contact-ghost rebuild or the forward exchange of
+ * the contact ghosts. Collective. */
 static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
 {
     shard_particles *p = &s->p;
-    double m2 = shard_integrate_max_move2(p);
-    int flags[2] = {m2 > 0.25 * s->skin * s->skin || force_rebuild, !isfinite(m2)};
+    double m2 = 0.0;
+    long bad = shard_integrate_scan(p, s->domain, &m2);
+    int flags[2] = {m2 > 0.25 * s->skin * s->skin || force_rebuild, bad >= 0};
     shard_comm_max_ints(s->comm, flags, 2);
     shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
     if (flags[1]) {
+        /* The lowest rank with a lost particle names its first one. */
         shard_error e = {0};
-        if (!isfinite(m2))
-            shard_error_set(&e, SHARD_EXIT_RUNTIME,
-                            "step %ld: a particle position is not finite (the time step is too large for the "
-                            "material or contact stiffness; try a smaller run.dt_safety)",
-                            s->step);
+        if (bad >= 0) {
+            const double *x = p->x + 3 * bad;
+            const shard_body_def *bd = &s->scene.bodies[p->body[bad]];
+            if (isfinite(x[0]) && isfinite(x[1]) && isfinite(x[2]))
+                shard_error_set(&e, SHARD_EXIT_RUNTIME,
+                                "step %ld: particle %lld of body '%s' is at (%g, %g, %g) m, outside the %g m (2^40 "
+                                "spacings) a run can hold: the run is invalid (a time step too large for the "
+                                "material or contact stiffness, a velocity in the wrong unit, or a body started "
+                                "inside an obstacle?)",
+                                s->step, (long long)p->gid[bad], bd->name, x[0], x[1], x[2], s->domain);
+            else
+                shard_error_set(&e, SHARD_EXIT_RUNTIME,
+                                "step %ld: particle %lld of body '%s' has a position that is not finite (the time "
+                                "step is too large for the material or contact stiffness; try a smaller "
+                                "run.dt_safety)",
+                                s->step, (long long)p->gid[bad], bd->name);
+        }
         shard_comm_any_error(s->comm, &e);
         shard_fail_all(s->comm, SHARD_EXIT_RUNTIME, e.msg);
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
-# version, missing dataset, inconsistent sizes, an output file, the wrong scene, another time step) gives one
+# version, missing dataset, inconsistent sizes, a step that does not match the time or is out of range, an output
+# file, the wrong scene, another time step; a --steps that ends before the checkpoint: exit 2) gives one
 # clear message, `shard: error: FILE: ...`, printed once; every rank exits with status 3 (no hang), and the
 # existing output folder is left exactly as it was.  Each case at 1 and 3 ranks.
 # usage: bad_checkpoint.sh SHARD TAMPER   (run in tests/io)
@@ -30,20 +31,24 @@ bad_size=$(mk size)
 "$TAMPER" set-i64 "$bad_size" n_particles 1000
 bad_bonds=$(mk bonds)
 "$TAMPER" set-i64 "$bad_bonds" n_bonds 17
+bad_step9=$(mk step9)
+"$TAMPER" set-i64 "$bad_step9" step 1000000000
+bad_step18=$(mk step18)
+"$TAMPER" set-i64 "$bad_step18" step 1000000000000000000
 other_scene=$WORK/other.yaml
 sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
 
-# case NAME EXPECTED-SUBSTRING ARGS...
-case_() {
-  local name=$1 want=$2
-  shift 2
+# case_code STATUS NAME EXPECTED-SUBSTRING ARGS...; case_ NAME ... (status 3)
+case_code() {
+  local code=$1 name=$2 want=$3
+  shift 3
   for n in 1 3; do
     out=$(shard_run "$n" run "$@" --out "$WORK/out")
     rc=$?
     count=$(printf '%s\n' "$out" | grep -c "shard: error:")
     hit=$(printf '%s\n' "$out" | grep -cF -- "$want")
-    if [ $rc -ne 3 ] || [ "$count" -ne 1 ] || [ "$hit" -ne 1 ]; then
-      fail "$name at $n rank(s): exit $rc (want 3), $count error line(s), '$want' found $hit time(s):"
+    if [ $rc -ne "$code" ] || [ "$count" -ne 1 ] || [ "$hit" -ne 1 ]; then
+      fail "$name at $n rank(s): exit $rc (want $code), $count error line(s), '$want' found $hit time(s):"
       printf '%s\n' "$out" | head -20
     else
       pass "$name at $n rank(s): $(printf '%s\n' "$out" | grep 'shard: error:')"
@@ -52,6 +57,7 @@ case_() {
     [ "$now" = "$before" ] || fail "$name at $n rank(s): the output folder changed"
   done
 }
+case_() { case_code 3 "$@"; }
 
 case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory" "$scene" --restart "$WORK/none.h5"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
@@ -68,6 +74,10 @@ case_ output-file "$WORK/out/particles_000100.h5: this is an output file, not a 
   --restart "$WORK/out/particles_000100.h5"
 case_ wrong-scene "$good: written for a different scene" "$other_scene" --restart "$good"
 case_ wrong-dt "$good: written with the time step" "$scene" --restart "$good" --dt 1e-6
+case_ step-not-time "$bad_step9: step 1000000000 does not match the time" "$scene" --restart "$bad_step9"
+case_ step-huge "$bad_step18: header values out of range (step 1000000000000000000" "$scene" --restart "$bad_step18"
+case_code 2 steps-before-checkpoint "--steps: the run would end at step 50, before the checkpoint's step 100" \
+  "$scene" --restart "$good" --steps 50
 
 [ $FAILS -eq 0 ] && echo "PASS: every bad checkpoint refused" || echo "FAIL: $FAILS check(s)"
 exit $((FAILS > 0))

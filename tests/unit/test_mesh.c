@@ -987,6 +987,40 @@ static void test_large_sphere(void)
     pm_free(&sph);
 }
 
+/* Units other than metres: a mesh written in micrometres' or kilometres' worth of coordinates (scale 1e-6 and
+ * 1e6 of the same sphere), sampled at the same spacing relative to its size, is closed, has the same volume
+ * relative to its size and gives the same particles as at scale 1. */
+static void test_scales(void)
+{
+    const double scales[3] = {1.0, 1e-6, 1e6};
+    size_t counts[3] = {0, 0, 0};
+    double vols[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        pmesh sph = {0};
+        pm_uv_sphere(&sph, scales[k], 24, 24);
+        const char *path = tmp_path(k == 0 ? "unit.stl" : k == 1 ? "micro.stl" : "mega.stl");
+        write_stl_ascii(&sph, path);
+        shard_mesh m;
+        if (read_ok(path, &m)) {
+            SHARD_ENSURE(closed_ok(&m));
+            vols[k] = shard_mesh_volume(&m) / (scales[k] * scales[k] * scales[k]);
+            double *p;
+            shard_mesh_sample(&m, 0.05 * scales[k], &p, &counts[k]);
+            free(p);
+            shard_mesh_free(&m);
+        } else {
+            SHARD_ENSURE(0);
+        }
+        pm_free(&sph);
+    }
+    printf("scaled sphere: %zu / %zu / %zu particles at scale 1 / 1e-6 / 1e6, volume %.6f / %.6f / %.6f\n",
+           counts[0], counts[1], counts[2], vols[0], vols[1], vols[2]);
+    SHARD_ENSURE(counts[0] > 1000 && counts[1] == counts[0] && counts[2] == counts[0]);
+    SHARD_ENSURE_NEAR(vols[1], vols[0], 1e-9 * vols[0]);
+    SHARD_ENSURE_NEAR(vols[2], vols[0], 1e-9 * vols[0]);
+    SHARD_ENSURE(vols[0] > 4.0 && vols[0] < 4.0 / 3.0 * M_PI);
+}
+
 static void remove_tmp_dir(void)
 {
     DIR *d = opendir(tmp_dir);
@@ -1020,6 +1054,7 @@ int main(void)
     test_read_errors();
     test_fuzz();
     test_large_sphere();
+    test_scales();
     remove_tmp_dir();
     return SHARD_TEST_RESULT();
 }

@@ -283,9 +283,31 @@ static void test_contacts(void)
     shard_csr_free(&cand);
 }
 
+/* Points whose cells a linear key ix + dims0 (iy + dims1 iz) would give the same number (it overflows int64
+ * over a bounding box of 10^7 cells a side): the sparse list keeps the coordinates apart, so each cell's range
+ * holds its own point only. */
+static void test_cells_far_apart(void)
+{
+    double x[9] = {2010292.5, 1.5, 1.5, 1.5, 3300569.5, 184468.5, 1e7, 1e7, 1e7};
+    shard_cells c = {0};
+    shard_cells_build(&c, 3, x, 1.0);
+    SHARD_ENSURE(c.dense == 0);
+    long wrong = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t ijk[3], s0, e0;
+        shard_cells_coord(&c, x + 3 * i, ijk);
+        shard_cells_range(&c, ijk[0], ijk[1], ijk[2], &s0, &e0);
+        wrong += !(e0 - s0 == 1 && c.order[s0] == i);
+    }
+    printf("cells 10^7 apart: %ld cell(s) with a foreign or missing point\n", wrong);
+    SHARD_ENSURE(wrong == 0);
+    shard_cells_free(&c);
+}
+
 int main(void)
 {
     test_cells();
+    test_cells_far_apart();
     test_bonds();
     test_contacts();
     return SHARD_TEST_RESULT();
