@@ -3,24 +3,15 @@
 # rank, prints its message once, and does not hang.
 # usage: cli.sh SHARD   (run in tests/)
 set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 shard=$1
-fail=0
-check() { # name expected-status expected-substring ranks args...
-  local name=$1 want=$2 text=$3 n=$4
+check() { # name expected-status (0, or an error: any non-zero status but the time limit's) expected-substring ranks args...
+  local name=$1 want=$2 text=$3 n=$4 out
   shift 4
-  out=$(timeout 60 mpiexec --oversubscribe -n "$n" "$shard" "$@" 2>&1)
-  rc=$?
-  count=$(printf '%s\n' "$out" | grep -cF -- "$text" || true)
-  if [ "$want" = 0 ] && [ $rc -ne 0 ]; then
-    echo "FAIL: $name: exit $rc"; printf '%s\n' "$out"; fail=1; return
-  fi
-  if [ "$want" != 0 ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then
-    echo "FAIL: $name: exit $rc (wanted non-zero, no timeout)"; printf '%s\n' "$out"; fail=1; return
-  fi
-  if [ "$count" -ne 1 ]; then
-    echo "FAIL: $name: '$text' printed $count time(s)"; printf '%s\n' "$out"; fail=1; return
-  fi
-  echo "PASS: $name ($n rank(s))"
+  [ "$want" = 0 ] || want=error
+  out=$(mpi_run 60 "$n" "$shard" "$@" 2>&1)
+  expect_once "$name ($n rank(s))" $? "$want" "$out" "$text"
 }
 for n in 1 3; do
   check help 0 "usage: shard run" "$n" --help
@@ -42,4 +33,4 @@ for n in 1 3; do
   check check-no-scene 2 "shard: error: check needs a scene file" "$n" check
   check missing-scene 3 "shard: error: no_such_scene.yaml: cannot open scene file: No such file or directory" "$n" run no_such_scene.yaml
 done
-exit $fail
+finish

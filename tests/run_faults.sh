@@ -7,11 +7,10 @@
 #                  and the file and line that asked (never SIGABRT)
 # usage: run_faults.sh SHARD   (run in tests/)
 set -uo pipefail
-shard=$1
-fails=0
-work=$(mktemp -d "${TMPDIR:-/tmp}/shard-faults.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cat > "$work/lost.yaml" <<'YAML'
+# shellcheck source=tests/lib.sh
+. ./lib.sh
+test_init "$1"
+cat > "$WORK/lost.yaml" <<'YAML'
 run:
   steps: 20
 materials:
@@ -23,25 +22,11 @@ bodies:
     spacing: 0.02
     velocity: [1e150, 0, 0]
 YAML
-# expect NAME STATUS TEXT COMMAND...: exit STATUS (not a timeout), TEXT exactly once.
-expect() {
-  local name=$1 want=$2 text=$3
-  shift 3
-  out=$("$@" 2>&1)
-  rc=$?
-  count=$(printf '%s\n' "$out" | grep -cF -- "$text" || true)
-  if [ $rc -eq "$want" ] && [ "$count" -eq 1 ]; then
-    echo "PASS: $name: $(printf '%s\n' "$out" | grep -F -- "$text")"
-  else
-    echo "FAIL: $name: exit $rc (want $want), '$text' printed $count time(s)"; printf '%s\n' "$out" | head -20
-    fails=$((fails + 1))
-  fi
-}
 for n in 1 3; do
-  expect "lost particle at $n rank(s)" 4 "step 1: particle" \
-    timeout 120 mpiexec --oversubscribe -n "$n" "$shard" run "$work/lost.yaml" --quiet
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/lost.yaml" --quiet 2>&1)
+  expect_once "lost particle at $n rank(s)" $? 4 "$out" "shard: error:" "step 1: particle"
   # 300 MB of address space per rank: enough for MPI and the scene text, not for a million particles.
-  expect "out of memory at $n rank(s)" 5 "out of memory:" \
-    bash -c "ulimit -v 300000; timeout 120 mpiexec --oversubscribe -n $n '$shard' run ../jobs/scenes/block_1m.yaml --steps 1 --quiet"
+  out=$(ulimit -v 300000; mpi_run 120 "$n" "$SHARD" run "$REPO/jobs/scenes/block_1m.yaml" --steps 1 --quiet 2>&1)
+  expect_once "out of memory at $n rank(s)" $? 5 "$out" "out of memory:"
 done
-exit $((fails > 0))
+finish "run-time faults end cleanly"

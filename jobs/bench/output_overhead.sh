@@ -13,8 +13,9 @@
 #   FIELDS      output.fields of the scene ("all": every field)                                all
 #   RANKS       rank counts, space separated                                                  "1 2"
 #   SHARD       shard executable (default: build/shard, then /tmp/build-io/shard, then PATH)
-#   MPIEXEC     MPI launcher                                                                  mpiexec
-#   OUT         folder for the scene, logs and the HDF5 files (large: ~180 MB per output)     /tmp/shard-bench/output
+#   MPIEXEC MPIEXEC_FLAGS   MPI launcher and extra flags                                      mpiexec ""
+#   OUT         folder for the scene, logs, per-rank time reports and the HDF5 files (large: ~180 MB per output)
+#                                                                                             /tmp/shard-bench/output
 #   TARGET      the target share of the run time spent in output, %                          5
 #
 # For each rank count it runs the scene twice, with and without the output section, and reports: the loop time
@@ -27,6 +28,8 @@
 # you want to measure (a cluster's parallel file system, not /tmp, for production figures).
 set -euo pipefail
 
+# shellcheck source=jobs/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 N=${N:-100}
 SPACING=${SPACING:-0.01}
 STEPS=${STEPS:-300}
@@ -35,20 +38,11 @@ FIELDS=${FIELDS:-all}
 RANKS=${RANKS:-"1 2"}
 TARGET=${TARGET:-5}
 OUT=${OUT:-/tmp/shard-bench/output}
-MPIEXEC=${MPIEXEC:-mpiexec}
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=/dev/null
-[ -f "$REPO/scripts/mpi-env.sh" ] && . "$REPO/scripts/mpi-env.sh"
+job_need_mpirun
+job_find_shard /tmp/build-io
+"$SHARD" --version | grep -q "HDF5: not built in" && job_die "$SHARD was built without HDF5"
 
-if [ -z "${SHARD:-}" ]; then
-  for c in "$REPO/build/shard" /tmp/build-io/shard "$(command -v shard 2>/dev/null || true)"; do
-    if [ -n "$c" ] && [ -x "$c" ]; then SHARD=$c; break; fi
-  done
-fi
-[ -n "${SHARD:-}" ] && [ -x "$SHARD" ] || { echo "error: shard executable not found (set SHARD=...)" >&2; exit 1; }
-"$SHARD" --version | grep -q "HDF5: not built in" && { echo "error: $SHARD was built without HDF5" >&2; exit 1; }
-
-mkdir -p "$OUT"
+job_out_dir
 L=$(awk -v n="$N" -v s="$SPACING" 'BEGIN { printf "%.10g", n * s }')
 fields_line=""
 [ "$FIELDS" = all ] || fields_line="  fields: [$FIELDS]"
@@ -81,12 +75,10 @@ echo "$header,share_pct,steady_pct" > "$OUT/results.csv"
 worst=0
 for p in $RANKS; do
   rm -rf "$OUT/files"
-  "$MPIEXEC" -n "$p" "$SHARD" run "$OUT/block.yaml" --quiet > "$OUT/noio-$p.log" 2>&1 ||
-    { tail -20 "$OUT/noio-$p.log"; exit 1; }
-  "$MPIEXEC" -n "$p" "$SHARD" run "$OUT/block-io.yaml" --quiet > "$OUT/io-$p.log" 2>&1 ||
-    { tail -20 "$OUT/io-$p.log"; exit 1; }
-  loop0=$(field "$OUT/noio-$p.log" 's/^Loop time of \([0-9.e+-]*\) s.*/\1/p')
-  loop1=$(field "$OUT/io-$p.log" 's/^Loop time of \([0-9.e+-]*\) s.*/\1/p')
+  job_mpirun "$p" "$OUT/noio-$p" "$SHARD" run "$OUT/block.yaml" --quiet
+  job_mpirun "$p" "$OUT/io-$p" "$SHARD" run "$OUT/block-io.yaml" --quiet
+  loop0=$(job_shard_loop_time "$OUT/noio-$p.log")
+  loop1=$(job_shard_loop_time "$OUT/io-$p.log")
   io=$(field "$OUT/io-$p.log" 's/^I\/O  *| *[0-9.e+-]* | *\([0-9.e+-]*\) |.*/\1/p')
   nout=$(field "$OUT/io-$p.log" 's/^I\/O: \([0-9]*\) output file.*/\1/p')
   mb=$(field "$OUT/io-$p.log" 's/^I\/O: .*, \([0-9.e+-]*\) MB written.*/\1/p')

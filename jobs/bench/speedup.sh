@@ -28,70 +28,54 @@
 # / particles, and Shard's own 'Peak memory' figure (getrusage, the same quantity seen from inside).
 set -euo pipefail
 
+# shellcheck source=jobs/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 NX=${NX:-60}
 NY=${NY:-60}
 NZ=${NZ:-56}
-SPACING=${SPACING:-0.001}
-SUPPORT=${SUPPORT:-2.2}
+job_block_defaults
 STEPS=${STEPS:-100}
 RANKS=${RANKS:-"1 2"}
 REPEATS=${REPEATS:-3}
-RHO=${RHO:-1000}
-E=${E:-1.0e9}
-NU=${NU:-0.25}
-VEL=${VEL:-0.01}
-DT=${DT:-auto}
 TARGET_SPEEDUP=${TARGET_SPEEDUP:-1.8}
 TARGET_BYTES=${TARGET_BYTES:-1500}
 STRICT=${STRICT:-0}
 OUT=${OUT:-/tmp/shard-bench/speedup}
+job_need_mpirun
 
-# shellcheck source=jobs/bench/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=jobs/bench/block_scene.sh
-. "$(dirname "${BASH_SOURCE[0]}")/block_scene.sh"
-
-is_int() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
-is_num() { awk -v x="$1" 'BEGIN { exit !(x ~ /^[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ && x + 0 > 0) }'; }
-for v in NX NY NZ STEPS REPEATS; do is_int "${!v}" || bench_die "$v must be a positive integer, got '${!v}'"; done
-for v in SPACING SUPPORT RHO E VEL TARGET_SPEEDUP TARGET_BYTES; do is_num "${!v}" || bench_die "$v must be a number > 0, got '${!v}'"; done
-awk -v x="$NU" 'BEGIN { exit !(x ~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ && x > -1 && x < 0.5) }' || bench_die "NU must be in (-1, 0.5), got '$NU'"
-[ "$DT" = auto ] || is_num "$DT" || bench_die "DT must be 'auto' or a number > 0, got '$DT'"
-[ -n "${RANKS// /}" ] || bench_die "RANKS is empty"
-for p in $RANKS; do is_int "$p" || bench_die "RANKS must hold positive integers, got '$p'"; done
-bench_find_shard
-mkdir -p "$OUT" || bench_die "cannot create OUT=$OUT"
-OUT=$(cd "$OUT" && pwd)
+job_need_int NX NY NZ STEPS REPEATS
+job_need_num SPACING SUPPORT RHO E VEL TARGET_SPEEDUP TARGET_BYTES
+job_need_nu
+job_need_auto_num DT
+job_need_rank_list
+job_find_shard /tmp/build-bench
+job_out_dir
 
 N=$((NX * NY * NZ))
 SCENE=$OUT/block.yaml
-shard_block_scene "$SCENE" "$NX" "$NY" "$NZ" "$STEPS" "$DT" "$OUT/shard-out" jobs/bench/speedup.sh
+job_block_scene "$SCENE" "$NX" "$NY" "$NZ" "$STEPS" "$DT" "$OUT/shard-out" jobs/bench/speedup.sh
 
 echo "Shard ${SHARD}: block ${NX} x ${NY} x ${NZ} = ${N} particles, a = ${SPACING} m, support ${SUPPORT}, ${STEPS} steps, dt ${DT}"
 echo "Ranks: ${RANKS}; best of ${REPEATS}; scene ${SCENE}"
 
-bench_load_warning
+job_load_warning
 
 # Repetitions outermost, so that every rank count sees the same spells of background load.
 declare -A RES BEST
-for P in $RANKS; do [ "$P" -le "$N" ] || bench_die "RANKS: $P ranks for $N particles"; done
+for P in $RANKS; do [ "$P" -le "$N" ] || job_die "RANKS: $P ranks for $N particles"; done
 for ((rep = 1; rep <= REPEATS; rep++)); do
     for P in $RANKS; do
         pre=$OUT/shard-np$P-r$rep
         echo "  shard np=$P run $rep/$REPEATS ..." >&2
-        w0=$(date +%s.%N)
-        bench_mpirun "$P" "$pre" "$SHARD" run "$SCENE" --quiet
-        w1=$(date +%s.%N)
-        grep -q '^Loop time of' "$pre.log" || bench_die "no 'Loop time' line in $pre.log"
-        [ "$(bench_field "$pre.log" '^Loop time of' 13)" = "$N" ] || bench_die "Shard made $(bench_field "$pre.log" '^Loop time of' 13) particles, expected $N ($pre.log)"
-        t=$(bench_field "$pre.log" '^Loop time of' 4)
-        if [ -z "${BEST[$P]:-}" ] || awk -v a="$t" -v b="${RES[$P]%% *}" 'BEGIN { exit !(a < b) }'; then
+        job_mpirun "$P" "$pre" "$SHARD" run "$SCENE" --quiet
+        t=$(job_shard_loop_time "$pre.log" "$N")
+        if job_faster "$t" "${RES[$P]:-}"; then
             BEST[$P]=$pre
-            nb=$(bench_field "$pre.log" '^Bonds:' 3 | tr -d '(')
-            self=$(sed -n 's/^Peak memory per rank:.*(\([0-9.]*\) bytes per particle.*/\1/p' "$pre.log")
-            rss=$(bench_rss_bytes "$pre" "$P")
-            wall=$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.2f", b - a }')
-            RES[$P]="$t $nb $rss ${self:-n/a} $wall"
+            nb=$(job_shard_neigh "$pre.log")
+            self=$(job_shard_self "$pre.log")
+            rss=$(job_rss_bytes "$pre" "$P")
+            wall=$(awk '{ printf "%.2f", $1 }' "$pre.log.wall")
+            RES[$P]="$t $nb $rss $self $wall"
         fi
     done
 done
@@ -102,8 +86,7 @@ echo "ranks,particles,neighbours_per_particle,steps,loop_time_s,wall_time_s,part
 fmt="%5s | %9s | %10s | %10s | %10s | %13s | %17s | %8s | %10s | %10s | %11s\n"
 echo
 echo "Shard, block ${NX}x${NY}x${NZ}, ${STEPS} steps, best of ${REPEATS}"
-printf "$fmt" ranks particles neigh/part "loop (s)" "wall (s)" "part-steps/s" "part-steps/s/core" speed-up efficiency "RSS B/part" "self B/part"
-printf "$fmt" ----- --------- ---------- ---------- ---------- ------------- ----------------- -------- ---------- ---------- ----------- | tr ' ' '-' | sed 's/-|-/-+-/g'
+job_table_head "$fmt" ranks particles neigh/part "loop (s)" "wall (s)" "part-steps/s" "part-steps/s/core" speed-up efficiency "RSS B/part" "self B/part"
 ref=
 refP=
 miss=0
@@ -115,7 +98,7 @@ for P in $RANKS; do
     [ -n "$ref" ] || { ref=$ps; refP=$P; }
     sp=$(awk -v x="$ps" -v r="$ref" 'BEGIN { printf "%.3f", x / r }')
     eff=$(awk -v s="$sp" -v p="$P" -v q="$refP" 'BEGIN { printf "%.3f", s * q / p }')
-    if [ "$rss" = n/a ]; then bpp=n/a; else bpp=$(awk -v r="$rss" -v n="$N" 'BEGIN { printf "%.0f", r / n }'); fi
+    bpp=$(job_per_particle "$rss" "$N")
     printf "$fmt" "$P" "$N" "$nb" "$t" "$wall" "$ps" "$psc" "$sp" "$eff" "$bpp" "$self"
     echo "$P,$N,$nb,$STEPS,$t,$wall,$ps,$psc,$sp,$eff,$bpp,$self" >>"$CSV"
     LAST_SP[$P]=$sp

@@ -47,6 +47,9 @@
 #   PYTHON         Python with matplotlib                                                            /usr/bin/python3
 set -euo pipefail
 
+JOB_MPI_ENV=unless-slurm
+# shellcheck source=jobs/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 SERIES_CSV=${SERIES_CSV:-}
 RATE=${RATE:-}
 TARGET_N=${TARGET_N:-1e7}
@@ -62,29 +65,22 @@ BYTES_FACTOR=${BYTES_FACTOR:-auto}
 LOCAL=${LOCAL:-1}
 TARGET_P=${TARGET_P:-256}
 TARGET_E=${TARGET_E:-80}
-SPACING=${SPACING:-0.001}
-SUPPORT=${SUPPORT:-2.2}
+job_block_defaults
 OUT=${OUT:-/tmp/shard-scaling/predict}
 # The block generator's material (irrelevant to partitioning).
 RHO=1000 E=1.0e9 NU=0.25 VEL=0
 
-# shellcheck source=jobs/scaling/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
-[ "$BYTES_FACTOR" = auto ] || scal_is_num "$BYTES_FACTOR" || scal_die "BYTES_FACTOR must be auto or a number > 0, got '$BYTES_FACTOR'"
-for v in TARGET_N PART_N LATENCY BANDWIDTH SPACING SUPPORT TARGET_P TARGET_E; do
-    scal_is_num "${!v}" || scal_die "$v must be a number > 0, got '${!v}'"
-done
-for v in EXCHANGES ALLREDUCES RANKS_PER_NODE; do scal_is_int "${!v}" || scal_die "$v must be a positive integer, got '${!v}'"; done
-[ -n "$SERIES_CSV" ] || [ -n "$RATE" ] || scal_die "give SERIES_CSV (a series.sh CSV with a 1-rank run) or RATE (bond-steps/s of one rank)"
-[ -z "$SERIES_CSV" ] || [ -r "$SERIES_CSV" ] || scal_die "SERIES_CSV=$SERIES_CSV is not readable"
-[ -z "$RATE" ] || scal_is_num "$RATE" || scal_die "RATE must be a number > 0, got '$RATE'"
+job_need_auto_num BYTES_FACTOR
+job_need_num TARGET_N PART_N LATENCY BANDWIDTH SPACING SUPPORT TARGET_P TARGET_E
+job_need_int EXCHANGES ALLREDUCES RANKS_PER_NODE
+[ -n "$SERIES_CSV" ] || [ -n "$RATE" ] || job_die "give SERIES_CSV (a series.sh CSV with a 1-rank run) or RATE (bond-steps/s of one rank)"
+[ -z "$SERIES_CSV" ] || [ -r "$SERIES_CSV" ] || job_die "SERIES_CSV=$SERIES_CSV is not readable"
+[ -z "$RATE" ] || job_need_num RATE
 if awk -v p="$PART_N" -v t="$TARGET_N" 'BEGIN { exit !(p > t) }'; then PART_N=$TARGET_N; fi
-"$PYTHON" -c 'import matplotlib' 2>/dev/null || scal_die "$PYTHON has no matplotlib: apt-get install python3-matplotlib"
-mapfile -t RANK_LIST < <(scal_ranks "$RANKS")
-scal_find_shard
-mkdir -p "$OUT/partitions" || scal_die "cannot create OUT=$OUT"
-OUT=$(cd "$OUT" && pwd)
+job_need_matplotlib
+mapfile -t RANK_LIST < <(job_ranks "$RANKS")
+job_find_shard
+job_out_dir partitions
 
 # partition_series LABEL SCENE MAXP: part-P.csv for every rank count up to MAXP (kept when already there).
 partition_series() {
@@ -96,7 +92,7 @@ partition_series() {
         t0=$(date +%s.%N)
         "$SHARD" partition "$scene" --ranks "$P" --csv "$dir/part-$P.csv.tmp" >"$dir/part-$P.txt" 2>&1 || {
             cat "$dir/part-$P.txt" >&2
-            scal_die "shard partition $scene --ranks $P failed"
+            job_die "shard partition $scene --ranks $P failed"
         }
         t1=$(date +%s.%N)
         mv "$dir/part-$P.csv.tmp" "$dir/part-$P.csv"
@@ -150,7 +146,7 @@ if [ -n "$RATE" ]; then model_args+=(--rate "$RATE"); else model_args+=(--series
 echo "Network model: latency ${LATENCY} s, bandwidth ${BANDWIDTH} B/s per rank (${NIC_BANDWIDTH} B/s per node / ${RANKS_PER_NODE} ranks), ${EXCHANGES} exchanges + ${ALLREDUCES} allreduce(s) per step, halo bytes x ${BYTES_FACTOR}"
 predicted=()
 if [ "$local_ok" = 1 ]; then
-    "$PYTHON" "$SCAL_PY" predict --partitions "$OUT/partitions/measured" \
+    "$PYTHON" "$JOB_SCALING_PY" predict --partitions "$OUT/partitions/measured" \
         --label "measured problem, $lparticles particles" --out-csv "$OUT/predicted-measured.csv" "${model_args[@]}"
     predicted+=("$OUT/predicted-measured.csv")
 fi
@@ -158,16 +154,16 @@ fi
 # ---- the target: a cube of PART_N particles, scaled to TARGET_N -----------------------------------------------
 side=$(awk -v n="$PART_N" 'BEGIN { s = int(n ^ (1 / 3) + 0.5); print s }')
 scene=$OUT/partitions/block-$side.yaml
-scal_block_scene "$scene.new" "$side" "$side" "$side" 1 "$OUT/shard-out"
+job_block_scene "$scene.new" "$side" "$side" "$side" 1 "$DT" "$OUT/shard-out" jobs/scaling
 if [ -f "$scene" ] && cmp -s "$scene" "$scene.new"; then rm "$scene.new"; else mv "$scene.new" "$scene"; fi
 echo "Partitioning a ${side}^3 block ($((side * side * side)) particles) for ${RANK_LIST[*]} ranks ..."
 partition_series "block-$side" "$scene" 1000000000
 label=$(awk -v n="$TARGET_N" 'BEGIN { printf "%.3g-particle block", n }')
-"$PYTHON" "$SCAL_PY" predict --partitions "$OUT/partitions/block-$side" --target-particles "$TARGET_N" \
+"$PYTHON" "$JOB_SCALING_PY" predict --partitions "$OUT/partitions/block-$side" --target-particles "$TARGET_N" \
     --label "$label" --out-csv "$OUT/predicted-target.csv" "${model_args[@]}"
 predicted=("$OUT/predicted-target.csv" "${predicted[@]}")
 
-"$PYTHON" "$SCAL_PY" plot-predict --predicted "${predicted[@]}" "${measured[@]}" --target "$TARGET_P" "$TARGET_E" \
+"$PYTHON" "$JOB_SCALING_PY" plot-predict --predicted "${predicted[@]}" "${measured[@]}" --target "$TARGET_P" "$TARGET_E" \
     --title "$(printf 'Shard strong scaling: model and measurements\nlatency %s s, bandwidth %s B/s per rank, halo bytes x %s' "$LATENCY" "$BANDWIDTH" "$BYTES_FACTOR")" \
     --out "$OUT/prediction.png"
 e=$("$PYTHON" -c '

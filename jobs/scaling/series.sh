@@ -13,7 +13,7 @@
 #   RANKS       rank counts, space or comma separated, or pow2:MAX (1 2 4 ... MAX)                      "1 2"
 #   SCENE       (strong) a scene file to run as it is (STEPS still applies); empty: the generated block  ""
 #   NX NY NZ    lattice points of the generated block: strong, the whole block; weak, one rank's share:  40 40 40
-#               P ranks run px x py x pz copies of it (px py pz = P, as even as possible, see scal_dims)
+#               P ranks run px x py x pz copies of it (px py pz = P, as even as possible, see job_dims in jobs/lib.sh)
 #   SPACING     lattice spacing (m)                                                                      0.001
 #   SUPPORT     support radius in spacings (2.2: 32 partners inside the block)                           2.2
 #   RHO E NU    density (kg/m^3), Young's modulus (Pa), Poisson's ratio                                1000 1e9 0.25
@@ -42,19 +42,17 @@
 # bytes_per_particle, state_hash, scene, log.
 set -euo pipefail
 
+# Under SLURM (jobs/slurm/strong.sbatch, weak.sbatch) the allocation's own MPI settings stay as they are.
+JOB_MPI_ENV=unless-slurm
+# shellcheck source=jobs/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 MODE=${MODE:-strong}
 RANKS=${RANKS:-"1 2"}
 SCENE=${SCENE:-}
 NX=${NX:-40}
 NY=${NY:-40}
 NZ=${NZ:-40}
-SPACING=${SPACING:-0.001}
-SUPPORT=${SUPPORT:-2.2}
-RHO=${RHO:-1000}
-E=${E:-1.0e9}
-NU=${NU:-0.25}
-VEL=${VEL:-0.01}
-DT=${DT:-auto}
+job_block_defaults
 STEPS=${STEPS-100}
 REPEATS=${REPEATS:-1}
 SHARD_FLAGS=${SHARD_FLAGS:-}
@@ -63,32 +61,25 @@ RESUME=${RESUME:-0}
 WAIT_IDLE=${WAIT_IDLE:-0}
 PLOT=${PLOT:-1}
 
-# shellcheck source=jobs/scaling/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-
 # ---- checks -------------------------------------------------------------------------------------------------
-case $MODE in strong | weak) ;; *) scal_die "MODE must be strong or weak, got '$MODE'" ;; esac
-mapfile -t RANK_LIST < <(scal_ranks "$RANKS")
-[ ${#RANK_LIST[@]} -gt 0 ] || scal_die "RANKS gave no rank count"
-[[ $WAIT_IDLE =~ ^[0-9]+$ ]] || scal_die "WAIT_IDLE must be a number of seconds, got '$WAIT_IDLE'"
-for v in NX NY NZ REPEATS; do scal_is_int "${!v}" || scal_die "$v must be a positive integer, got '${!v}'"; done
-for v in SPACING SUPPORT RHO E; do scal_is_num "${!v}" || scal_die "$v must be a number > 0, got '${!v}'"; done
-[ "$DT" = auto ] || scal_is_num "$DT" || scal_die "DT must be 'auto' or a number > 0, got '$DT'"
-if [ -n "$STEPS" ]; then scal_is_int "$STEPS" || scal_die "STEPS must be a positive integer, got '$STEPS'"; fi
+case $MODE in strong | weak) ;; *) job_die "MODE must be strong or weak, got '$MODE'" ;; esac
+mapfile -t RANK_LIST < <(job_ranks "$RANKS")
+[ ${#RANK_LIST[@]} -gt 0 ] || job_die "RANKS gave no rank count"
+job_need_seconds WAIT_IDLE
+job_need_int NX NY NZ REPEATS
+job_need_num SPACING SUPPORT RHO E
+job_need_auto_num DT
+if [ -n "$STEPS" ]; then job_is_int "$STEPS" || job_die "STEPS must be a positive integer, got '$STEPS'"; fi
 if [ -n "$SCENE" ]; then
-    [ "$MODE" = strong ] || scal_die "SCENE is for strong scaling; weak scaling generates a block per rank count"
-    [ -r "$SCENE" ] || scal_die "SCENE=$SCENE is not a readable file"
+    [ "$MODE" = strong ] || job_die "SCENE is for strong scaling; weak scaling generates a block per rank count"
+    [ -r "$SCENE" ] || job_die "SCENE=$SCENE is not a readable file"
     SCENE=$(cd "$(dirname "$SCENE")" && pwd)/$(basename "$SCENE")
 else
-    [ -n "$STEPS" ] || scal_die "STEPS must be given for the generated block"
+    [ -n "$STEPS" ] || job_die "STEPS must be given for the generated block"
 fi
-if [ "$PLOT" = 1 ]; then
-    "$PYTHON" -c 'import matplotlib' 2>/dev/null ||
-        scal_die "$PYTHON has no matplotlib: apt-get install python3-matplotlib (or PLOT=0 for the CSV alone)"
-fi
-scal_find_shard
-mkdir -p "$OUT/runs" || scal_die "cannot create OUT=$OUT"
-OUT=$(cd "$OUT" && pwd)
+[ "$PLOT" != 1 ] || job_need_matplotlib "or PLOT=0 for the CSV alone"
+job_find_shard
+job_out_dir runs
 
 # ---- runs ---------------------------------------------------------------------------------------------------
 steps_text=${STEPS:-"the scene's"}
@@ -100,7 +91,7 @@ else
     [ "$MODE" = strong ] || per=" per rank"
     echo "Block: ${NX} x ${NY} x ${NZ} lattice points${per}, a = ${SPACING} m, support ${SUPPORT}"
 fi
-echo "Launcher: $(scal_launcher_text)"
+echo "Launcher: $(job_launcher_text)"
 echo "Output: $OUT"
 LOGS=()
 for ((rep = 1; rep <= REPEATS; rep++)); do
@@ -120,33 +111,30 @@ for ((rep = 1; rep <= REPEATS; rep++)); do
         else
             scene=$dir/scene.yaml
             if [ "$MODE" = weak ]; then
-                read -r px py pz <<<"$(scal_dims "$P")"
-                scal_block_scene "$scene" $((NX * px)) $((NY * py)) $((NZ * pz)) "$STEPS" "$dir/out"
+                read -r px py pz <<<"$(job_dims "$P")"
+                job_block_scene "$scene" $((NX * px)) $((NY * py)) $((NZ * pz)) "$STEPS" "$DT" "$dir/out" jobs/scaling
             else
-                scal_block_scene "$scene" "$NX" "$NY" "$NZ" "$STEPS" "$dir/out"
+                job_block_scene "$scene" "$NX" "$NY" "$NZ" "$STEPS" "$DT" "$dir/out" jobs/scaling
             fi
         fi
         load=""
         if [ "$WAIT_IDLE" -gt 0 ]; then
-            load=$(scal_wait_idle "$WAIT_IDLE")
+            load=$(job_wait_idle "$WAIT_IDLE")
             echo "$load" >"$log.load"
             load=" (other work: $load cores busy)"
         fi
         echo "  np=$P run $rep/$REPEATS ...$load"
         echo "$scene" >"$log.scene"
         # shellcheck disable=SC2086  # SHARD_FLAGS is a list of words
-        if ! scal_launch "$P" "$log" "$SHARD" run "$scene" --out "$dir/out" --quiet $SHARD_FLAGS "${args[@]}"; then
-            echo "error: shard on $P rank(s) failed; last lines of $log:" >&2
-            tail -n 20 "$log" >&2
-            exit 1
-        fi
+        job_launch "$P" "$log" "$SHARD" run "$scene" --out "$dir/out" --quiet $SHARD_FLAGS "${args[@]}" ||
+            job_log_die "$log" "shard on $P rank(s) failed"
         grep '^Loop time of' "$log" | sed 's/^/    /'
     done
 done
 
 # ---- CSV and plots ------------------------------------------------------------------------------------------
 echo
-"$PYTHON" "$SCAL_PY" collect --mode "$MODE" --out "$OUT/series.csv" "${LOGS[@]}"
+"$PYTHON" "$JOB_SCALING_PY" collect --mode "$MODE" --out "$OUT/series.csv" "${LOGS[@]}"
 if [ "$PLOT" = 1 ]; then
-    "$PYTHON" "$SCAL_PY" plot "$OUT/series.csv" --out-dir "$OUT"
+    "$PYTHON" "$JOB_SCALING_PY" plot "$OUT/series.csv" --out-dir "$OUT"
 fi

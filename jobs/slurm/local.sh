@@ -67,13 +67,11 @@ done
 [ -z "$LOCAL_TIME_LIMIT" ] || [[ $LOCAL_TIME_LIMIT =~ ^[1-9][0-9]*$ ]] ||
     { echo "local.sh: the time limit is in seconds here, got '$LOCAL_TIME_LIMIT'" >&2; exit 2; }
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-if [ -f "$REPO/scripts/mpi-env.sh" ]; then
-    # shellcheck source=/dev/null
-    . "$REPO/scripts/mpi-env.sh"
-fi
-export MPIEXEC=${MPIEXEC:-mpiexec} MPIEXEC_FLAGS=${MPIEXEC_FLAGS:-}
-command -v "$MPIEXEC" >/dev/null 2>&1 || { echo "local.sh: '$MPIEXEC' not found (install Open MPI or set MPIEXEC)" >&2; exit 1; }
+# MPIEXEC, MPIEXEC_FLAGS and Open MPI as root / on more ranks than cores (scripts/mpi-env.sh), for the jobs too.
+# shellcheck source=jobs/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+job_need_mpiexec
+export MPIEXEC MPIEXEC_FLAGS
 
 SPOOL_GIVEN=${LOCAL_SPOOL:-}
 SPOOL=${LOCAL_SPOOL:-$(mktemp -d /tmp/shard-local-slurm.XXXXXX)}

@@ -20,13 +20,15 @@
 # usage: run.sh CASE DRIVER REPO WORKDIR [SHARD]   (exit 77: skipped, a tool is missing)
 set -uo pipefail
 case=$1 driver=$2 repo=$3 work=$4 shard=${5:-}
+# shellcheck source=tests/lib.sh
+. "$repo/tests/lib.sh"
 scripts=$repo/jobs/catalyst here=$repo/tests/insitu
-pvpython=${PVPYTHON:-/usr/bin/pvpython} python=${PYTHON:-/usr/bin/python3}
+pvpython=${PVPYTHON:-/usr/bin/pvpython}
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+# A case stops at its first failure (the library's fail counts and goes on).
 fail() { echo "FAIL: $case: $*"; exit 1; }
-need() { command -v "$1" >/dev/null 2>&1 || { echo "SKIP: $case: $1 not found (scripts/setup.sh installs it)"; exit 77; }; }
 # run LOG N ARGS...: the driver on N ranks, stdout+stderr to LOG; never longer than 120 s
-run() { local log=$1 n=$2; shift 2; timeout 120 mpiexec -n "$n" "$driver" "$@" >"$log" 2>&1; }
+run() { local log=$1 n=$2; shift 2; mpi_run 120 "$n" "$driver" "$@" >"$log" 2>&1; }
 # xrun LOG SECONDS CMD...: CMD under a virtual X server, stdout+stderr to LOG.  -noreset: by default an X server
 # resets when its last client disconnects and refuses connections meanwhile, so a rank that connects just after
 # another rank's short probe connection closed fails (about one connection in ten here, and ParaView aborts).
@@ -40,43 +42,39 @@ xrun() {
 
 case $case in
 extracts)
-  need "$pvpython"
+  need_cmd "$pvpython"
   SHARD_CATALYST_OUT=out run run.log 2 --script "$scripts/extracts.py" --every 5 --steps 12 || { cat run.log; fail "run failed"; }
   "$pvpython" "$here/check_extracts.py" out 512 2 0 5 10 || fail "extracts"
   ;;
 empty_rank)
-  need "$pvpython"
+  need_cmd "$pvpython"
   SHARD_CATALYST_OUT=out run run.log 3 --script "$scripts/extracts.py" --every 3 --steps 4 --lattice 2 1 1 ||
     { cat run.log; fail "run failed"; }
   "$pvpython" "$here/check_extracts.py" out 2 3 0 3 || fail "extracts"
   ;;
 optional)
-  need "$pvpython"
+  need_cmd "$pvpython"
   # The folder comes from the driver (shard_insitu_create's out_dir) this time, not from the environment.
   env -u SHARD_CATALYST_OUT mpiexec -n 2 "$driver" --script "$scripts/extracts.py" --every 2 --steps 3 \
     --fields position --out out >run.log 2>&1 || { cat run.log; fail "run failed"; }
   "$pvpython" "$here/check_extracts.py" out 512 2 0 2 --only-position || fail "extracts"
   ;;
 render)
-  need xvfb-run
+  need_cmd xvfb-run
   SHARD_CATALYST_OUT=out SHARD_CATALYST_SIZE=640,480 xrun run.log 180 mpiexec -n 2 "$driver" \
     --script "$scripts/render_von_mises.py" --every 4 --steps 8 || { cat run.log; fail "run failed"; }
   for s in 000000 000004 000008; do [ -s "out/von_mises_$s.png" ] || fail "out/von_mises_$s.png missing"; done
   [ "$(ls out/*.png | wc -l)" = 3 ] || fail "expected 3 images, got: $(ls out)"
-  "$python" "$here/check_png.py" 50 out/*.png || fail "blank image"
+  "$PYTHON" "$here/check_png.py" 50 out/*.png || fail "blank image"
   ;;
 errors)
   printf 'from paraview.simple import *\nsource = PVTrivialProducer(registrationName="input"\n' >broken.py
   printf 'from paraview import catalyst\nfrom paraview.simple import *\nsource = PVTrivialProducer(registrationName="input")\noptions = catalyst.Options()\n\ndef catalyst_execute(info):\n    if info.timestep == 2:\n        raise RuntimeError("no data for you")\n' >raises.py
-  check() { # name ranks expected-message driver-args...
+  check() { # name ranks expected-message driver-args...: exits non-zero (not by timeout), the message once
     local name=$1 n=$2 want=$3
     shift 3
     run "$name.log" "$n" "$@"
-    local rc=$? count
-    count=$(grep -cF -- "$want" "$name.log")
-    if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then cat "$name.log"; fail "$name: exit status $rc (wanted non-zero, no timeout)"; fi
-    if [ "$count" != 1 ]; then cat "$name.log"; fail "$name: '$want' printed $count time(s)"; fi
-    echo "PASS: $name ($n ranks, exit $rc): $want"
+    expect_once "$name ($n ranks)" $? error "$(cat "$name.log")" "$want"
   }
   check missing 2 "shard: error: catalyst script 'no_such_script.py': cannot read it: No such file or directory" \
     --script no_such_script.py
@@ -90,8 +88,8 @@ errors)
     --script "$scripts/extracts.py" --every 0
   ;;
 exported)
-  need "$pvpython"
-  need xvfb-run
+  need_cmd "$pvpython"
+  need_cmd xvfb-run
   SHARD_CATALYST_OUT=sample run sample.log 1 --script "$scripts/extracts.py" --every 5 --steps 5 ||
     { cat sample.log; fail "sample run failed"; }
   xrun export.log 120 "$pvpython" "$here/export_state.py" sample/particles_000005.vtpc pipeline.py out ||
@@ -106,10 +104,10 @@ exported)
   rows=$(($(wc -l <out/particles_000004.csv) - 1))
   [ "$rows" = 512 ] || fail "out/particles_000004.csv has $rows rows, expected 512"
   # Points drawn one pixel wide on the default background: not blank is all that is asked here.
-  "$python" "$here/check_png.py" 1 out/view_*.png || fail "blank image"
+  "$PYTHON" "$here/check_png.py" 1 out/view_*.png || fail "blank image"
   ;;
 live)
-  need "$pvpython"
+  need_cmd "$pvpython"
   port=$((22300 + RANDOM % 600))
   timeout 150 "$pvpython" "$here/live_client.py" "$port" 512 120 >client.log 2>&1 &
   client=$!
@@ -124,7 +122,7 @@ live)
   [ $crc -eq 0 ] || fail "the live client did not receive the particles"
   ;;
 shard_run)
-  need "$pvpython"
+  need_cmd "$pvpython"
   [ -x "$shard" ] || fail "no shard executable given"
   "$shard" --version | grep -qx "Catalyst: on (ParaView .*)" || fail "shard --version: $("$shard" --version | grep Catalyst)"
   scene=$repo/tests/mpi/scenes/collide_obstacles.yaml
@@ -136,21 +134,17 @@ shard_run)
   env -u SHARD_CATALYST_OUT timeout 300 mpiexec -n 2 "$shard" run with.yaml --steps 20 --quiet --out scene \
     >scene.log 2>&1 || { cat scene.log; fail "run with the catalyst key failed"; }
   "$pvpython" "$here/check_extracts.py" scene "$particles" 2 0 10 20 || fail "extracts of the scene key"
-  hash() { sed -n 's/^State hash: //p' "$1"; }
-  [ -n "$(hash plain.log)" ] && [ "$(hash plain.log)" = "$(hash scene.log)" ] ||
-    fail "state hash $(hash scene.log) with Catalyst, $(hash plain.log) without"
+  [ -n "$(hash_of plain.log)" ] && [ "$(hash_of plain.log)" = "$(hash_of scene.log)" ] ||
+    fail "state hash $(hash_of scene.log) with Catalyst, $(hash_of plain.log) without"
   grep -q "^In-situ " scene.log || fail "no In-situ row in the timing table"
   env -u SHARD_CATALYST_OUT timeout 300 mpiexec -n 2 "$shard" run plain.yaml --steps 20 --quiet --out cli \
     --catalyst "$scripts/extracts.py" --catalyst-every 20 >cli.log 2>&1 || { cat cli.log; fail "--catalyst run failed"; }
   "$pvpython" "$here/check_extracts.py" cli "$particles" 2 0 20 || fail "extracts of --catalyst"
-  timeout 120 mpiexec -n 2 "$shard" run plain.yaml --steps 5 --catalyst no_such.py >missing.log 2>&1
-  rc=$?
-  [ $rc = 3 ] || { cat missing.log; fail "missing script: exit $rc, expected 3"; }
-  [ "$(grep -c "shard: error: catalyst script 'no_such.py': cannot read it" missing.log)" = 1 ] ||
-    { cat missing.log; fail "missing script: message not printed once"; }
+  mpi_run 120 2 "$shard" run plain.yaml --steps 5 --catalyst no_such.py >missing.log 2>&1
+  expect_once "missing script" $? 3 "$(cat missing.log)" "shard: error: catalyst script 'no_such.py': cannot read it"
   ;;
 *)
   fail "unknown case"
   ;;
 esac
-echo "PASS: $case"
+finish "$case"

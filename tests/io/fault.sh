@@ -4,13 +4,14 @@
 # exactly the outputs that were complete; restarting from the previous checkpoint is still bit-identical.
 # usage: fault.sh SHARD   (run in tests/io)
 set -uo pipefail
-SHARD=$1
-. ./lib.sh
+# shellcheck source=tests/lib.sh
+. ../lib.sh
+test_init "$1"
+need_hdf5
 scene=scenes/restart.yaml
 N=400
 
-strip_io "$scene" > "$WORK/noio.yaml"
-ref=$(shard_run 1 run "$WORK/noio.yaml" --steps $N | hash_of)
+ref=$(ref_hash "$scene" $N)
 
 # Killed after the 3rd dataset of the step-200 checkpoint, on 2 ranks.
 out=$(SHARD_FAULT_CHECKPOINT=200:3 shard_run 2 run "$scene" --steps $N --out "$WORK/f")
@@ -36,5 +37,4 @@ expect_eq "restart 2 -> 3 ranks from the previous checkpoint" "$h" "$ref"
 [ ! -e "$WORK/f/checkpoint_000200.h5.tmp" ] && pass "the rerun replaced the partial file" ||
   fail "checkpoint_000200.h5.tmp still there"
 
-[ $FAILS -eq 0 ] && echo "PASS: fault injection" || echo "FAIL: $FAILS check(s)"
-exit $((FAILS > 0))
+finish "fault injection"

@@ -6,17 +6,15 @@
 # Exits 77 (ctest: skipped) only when pvpython or xvfb-run is not installed.
 # usage: paraview.sh SHARD   (run in tests/io)
 set -uo pipefail
-SHARD=$1
-if ! command -v pvpython >/dev/null 2>&1; then
-  echo "SKIPPED: pvpython not installed (Debian: apt-get install python3-paraview)"; exit 77
-fi
-if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "SKIPPED: xvfb-run not installed (Debian: apt-get install xvfb xauth)"; exit 77
-fi
-. ./lib.sh
+# shellcheck source=tests/lib.sh
+. ../lib.sh
+need_cmd pvpython "Debian: apt-get install python3-paraview"
+need_cmd xvfb-run "Debian: apt-get install xvfb xauth"
+test_init "$1"
+need_hdf5
 scene=scenes/restart.yaml
 n=$(shard_run 1 check "$scene" | sed -n 's/^Particles: \([0-9]*\),.*/\1/p')
-[ -n "$n" ] || { echo "FAIL: no particle count from shard check"; exit 1; }
+[ -n "$n" ] || { fail "no particle count from shard check"; finish; }
 
 # pvpython CHECK-ARGS...: a crash of the X server or of the OpenGL context set-up (a signal, exit >= 128) is
 # retried twice; a failed check is not.
@@ -38,5 +36,4 @@ pv "$WORK/full/particles.xmf" "$n" 9 "$WORK/full.png" || fail "complete run (3 r
 SHARD_FAULT_CHECKPOINT=300:2 shard_run 2 run "$scene" --steps 400 --out "$WORK/crash" > "$WORK/crash.log"
 pv "$WORK/crash/particles.xmf" "$n" 7 "$WORK/crash.png" || fail "run killed during the step-300 checkpoint"
 
-[ $FAILS -eq 0 ] && echo "PASS: ParaView reads the XDMF output" || echo "FAIL: $FAILS check(s)"
-exit $((FAILS > 0))
+finish "ParaView reads the XDMF output"

@@ -3,14 +3,15 @@
 # end with the same state hash, bit for bit; writing output and checkpoints does not change the state hash.
 # usage: restart.sh SHARD   (run in tests/io)
 set -uo pipefail
-SHARD=$1
-. ./lib.sh
+# shellcheck source=tests/lib.sh
+. ../lib.sh
+test_init "$1"
+need_hdf5
 scene=scenes/restart.yaml
 N=400
 
-strip_io "$scene" > "$WORK/noio.yaml"
-ref=$(shard_run 1 run "$WORK/noio.yaml" --steps $N | hash_of)
-[ -n "$ref" ] || { echo "FAIL: no reference hash"; exit 1; }
+ref=$(ref_hash "$scene" $N)
+[ -n "$ref" ] || { fail "no reference hash"; finish; }
 echo "reference: $N steps on 1 rank without output: $ref"
 
 h=$(shard_run 2 run "$scene" --steps $N --out "$WORK/full" | hash_of)
@@ -35,5 +36,4 @@ ls "$WORK/b" | grep -c '^checkpoint_.*\.h5$' | { read -r k; expect_eq "checkpoin
 [ -f "$WORK/b/checkpoint_000400.h5" ] && [ -f "$WORK/b/checkpoint_000300.h5" ] && pass "newest two kept" ||
   fail "newest two checkpoints missing: $(ls "$WORK/b")"
 
-[ $FAILS -eq 0 ] && echo "PASS: restart equivalence" || echo "FAIL: $FAILS check(s)"
-exit $((FAILS > 0))
+finish "restart equivalence"

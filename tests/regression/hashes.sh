@@ -5,9 +5,10 @@
 # too, so that new scenes get one.
 # usage: hashes.sh SHARD   (run in tests/regression)
 set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
 shard=$1
 root=../..
-fails=0
 declare -A want steps
 while read -r scene n hash; do
   [ -z "$scene" ] || [ "${scene:0:1}" = "#" ] && continue
@@ -16,16 +17,15 @@ done < hashes.txt
 for path in "$root"/jobs/scenes/*.yaml "$root"/tests/mpi/scenes/*.yaml; do
   scene=${path#"$root"/}
   if [ -z "${want[$scene]:-}" ]; then
-    echo "FAIL: $scene has no recorded hash in tests/regression/hashes.txt"; fails=$((fails + 1)); continue
+    fail "$scene has no recorded hash in tests/regression/hashes.txt"; continue
   fi
-  out=$(timeout 600 mpiexec --oversubscribe -n 1 "$shard" run "$path" --steps "${steps[$scene]}" --quiet 2>&1)
-  got=$(printf '%s\n' "$out" | sed -n 's/^State hash: //p')
+  out=$(mpi_run 600 1 "$shard" run "$path" --steps "${steps[$scene]}" --quiet 2>&1)
+  got=$(printf '%s\n' "$out" | hash_of)
   if [ "$got" = "${want[$scene]}" ]; then
-    echo "PASS: $scene (${steps[$scene]} steps): $got"
+    pass "$scene (${steps[$scene]} steps): $got"
   else
     [ -n "$got" ] || printf '%s\n' "$out" | tail -5
-    echo "FAIL: $scene (${steps[$scene]} steps): state hash '$got', recorded ${want[$scene]}"; fails=$((fails + 1))
+    fail "$scene (${steps[$scene]} steps): state hash '$got', recorded ${want[$scene]}"
   fi
 done
-[ $fails -eq 0 ] && echo "PASS: every recorded state hash" || echo "FAIL: $fails scene(s)"
-exit $((fails > 0))
+finish "every recorded state hash"

@@ -3,8 +3,11 @@
 # indenter, a few steps, 1 and 2 ranks): one table with a row per case, rank count and code (Shard, peri/pmb,
 # peri/lps), the same particles and bonds in both codes, and a Shard/LAMMPS ratio on every LAMMPS row.
 # usage: lammps.sh SHARD WORKDIR
-. "$(dirname "$0")/lib.sh"
-command -v lmp >/dev/null 2>&1 || skip "no LAMMPS (apt-get install lammps; scripts/setup.sh with SHARD_TEST_DEPS=1)"
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+test_init "$1" "$2"
+need_cmd lmp "no LAMMPS: apt-get install lammps; scripts/setup.sh with SHARD_TEST_DEPS=1"
 help=$(lmp -h 2>/dev/null)
 grep -qw 'peri/lps' <<<"$help" || skip "this LAMMPS has no PERI package"
 

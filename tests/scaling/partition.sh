@@ -8,7 +8,10 @@
 #    ghost counts (its halo lists, built by the start-up distribution, not by the statistics code);
 #  - P = 1024 on a 125 000-particle block.
 # usage: partition.sh SHARD WORKDIR
-. "$(dirname "$0")/lib.sh"
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+test_init "$1" "$2"
 
 NX=14 NY=12 NZ=10 P=3
 scene=$WORK/block.yaml
@@ -37,11 +40,11 @@ for dx in range(-R, R + 1):
                 bonds += max(0, n[0] - abs(dx)) * max(0, n[1] - abs(dy)) * max(0, n[2] - abs(dz))
 print(n[0] * n[1] * n[2], bonds)' $NX $NY $NZ)"
 
-check=$(mpiexec -n 1 "$SHARD" check "$scene" 2>&1) || { fail "shard check: $check"; finish; }
+check=$(mpi_run 300 1 "$SHARD" check "$scene" 2>&1) || { fail "shard check: $check"; finish; }
 n_check=$(sed -n 's/^Particles: \([0-9]*\), bonds: .*/\1/p' <<<"$check")
 expect_eq "particles: shard check = lattice count" "$n_check" "$n_lattice"
 
-rep=$(mpiexec -n 1 "$SHARD" partition "$scene" --ranks $P --per-rank --csv "$WORK/part.csv" 2>&1) ||
+rep=$(mpi_run 300 1 "$SHARD" partition "$scene" --ranks $P --per-rank --csv "$WORK/part.csv" 2>&1) ||
   { fail "shard partition: $rep"; finish; }
 echo "$rep"
 read -r n_rep b_rep cut_rep <<<"$(sed -n 's/^Particles: \([0-9]*\), bonds: \([0-9]*\) (.*edge cut: \([0-9]*\) .*/\1 \2 \3/p' <<<"$rep")"
@@ -74,7 +77,7 @@ expect_eq "summary 'owned' min max = CSV" "$(row_minmax owned)" "$(col_minmax ow
 expect_eq "summary 'bond ghosts' min max = CSV" "$(row_minmax "bond ghosts")" "$(col_minmax ghosts)"
 
 # The same partition in a real 3-rank run: its figures come from the distributed particles and halo lists.
-run=$(timeout 300 mpiexec -n $P "$SHARD" run "$scene" --steps 1 --quiet 2>&1) || { fail "3-rank run: $run"; finish; }
+run=$(shard_run $P run "$scene" --steps 1) || { fail "3-rank run: $run"; finish; }
 read -r omin _ omax <<<"$(sed -n 's/^Owned per rank: min \([0-9]*\) avg \([0-9.]*\) max \([0-9]*\) .*/\1 \2 \3/p' <<<"$run")"
 expect_eq "run: owned min max = partition" "$omin $omax" "$(col_minmax owned)"
 read -r b_run cut_run <<<"$(sed -n 's/^Bonds: \([0-9]*\) (.*edge cut \([0-9]*\);.*/\1 \2/p' <<<"$run")"
@@ -92,7 +95,7 @@ fi
 
 # P = 1024 on 125 000 particles (a 50^3 block): rank 0 alone, in seconds.
 sed -e 's/max: \[0.014, 0.012, 0.010\]/max: [0.05, 0.05, 0.05]/' "$scene" >"$WORK/block50.yaml"
-if out=$(timeout 300 mpiexec -n 1 "$SHARD" partition "$WORK/block50.yaml" --ranks 1024 --csv "$WORK/p1024.csv" 2>&1); then
+if out=$(mpi_run 300 1 "$SHARD" partition "$WORK/block50.yaml" --ranks 1024 --csv "$WORK/p1024.csv" 2>&1); then
   read -r rows owned <<<"$(awk -F, 'NR > 1 { n++; o += $2 } END { print n, o }' "$WORK/p1024.csv")"
   expect_eq "P=1024: CSV rows" "$rows" 1024
   expect_eq "P=1024: sum of owned" "$owned" 125000

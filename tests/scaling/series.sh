@@ -3,7 +3,10 @@
 # and one row per rank count, the figures in it agree with the run logs, the PNG plots exist; weak scaling
 # doubles the block on 2 ranks; the prediction has one row per rank count and its plot.
 # usage: series.sh SHARD WORKDIR
-. "$(dirname "$0")/lib.sh"
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+test_init "$1" "$2"
 need_matplotlib
 
 # csv_col FILE COLUMN: the column's values, one per row (by name, not position).

@@ -6,10 +6,11 @@
 #  - run.sbatch on a scene with a bad value stops the chain (no successor runs);
 #  - strong.sbatch on 1 node x 2 tasks: the series CSV (ranks 1 and 2) and its plots.
 # usage: slurm_local.sh SHARD WORKDIR
-. "$(dirname "$0")/lib.sh"
-if "$SHARD" --version 2>/dev/null | grep -q "HDF5: not built in"; then
-  skip "this shard was built without parallel HDF5 (no checkpoints, no chaining)"
-fi
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+test_init "$1" "$2"
+need_hdf5 "no checkpoints, no chaining"
 export SHARD_HOME=$REPO
 cat >"$WORK/drop.yaml" <<YAML
 run: {steps: 40, gravity: [0, 0, -9.81]}
@@ -26,7 +27,7 @@ obstacles:
 YAML
 cd "$WORK" || exit 1
 
-ref=$(timeout 300 mpiexec -n 2 "$SHARD" run drop.yaml --steps 40 --quiet --out "$WORK/ref" 2>&1 | sed -n 's/^State hash: //p')
+ref=$(shard_run 2 run drop.yaml --steps 40 --out "$WORK/ref" | hash_of)
 [ -n "$ref" ] || { fail "no reference hash"; finish; }
 
 NODES=1 TASKS_PER_NODE=2 SCENE=$WORK/drop.yaml STEPS=40 CHECKPOINT_EVERY=10 SEGMENT_STEPS=20 SHARD_FLAGS=--quiet \
@@ -39,7 +40,7 @@ expect_eq "jobs that ran" "$(grep -c '^local.sh: job [0-9]* ended with exit code
 expect_eq "successor of the last job cancelled" "$(grep -c '^local.sh: job [0-9]* cancelled' chain.txt)" 1
 grep -q -- "--restart $run_dir/checkpoint_000020.h5" "$run_dir/chain.log" && pass "job 2 restarted from checkpoint_000020.h5" ||
   fail "job 2 did not restart from step 20: $(cat "$run_dir/chain.log")"
-expect_eq "state hash of the chained run = uninterrupted run" "$(sed -n 's/^State hash: //p' "$run_dir/shard-1.log")" "$ref"
+expect_eq "state hash of the chained run = uninterrupted run" "$(hash_of "$run_dir/shard-1.log")" "$ref"
 grep -q '^checkpoint: {every: 10, keep: 2}' "$run_dir/scene.yaml" && pass "checkpoint section added to the run's copy" ||
   fail "no checkpoint section in $run_dir/scene.yaml"
 ls "$WORK"/chain-*.out >/dev/null 2>&1 && pass "job output files (#SBATCH --output)" || fail "no job output files"
