@@ -19,7 +19,7 @@
 #   SANITIZE_STEPS=N     steps for every scene instead of the table below
 #   SANITIZE_SCENES="A.yaml B.yaml"  run these scenes instead of the shipped ones (to reproduce a report)
 #   SANITIZE_CASES="E_zero nu_nan"   run these bad-input cases instead of all of them
-#   SANITIZE_BLOCK_1M=1  also run jobs/scenes/block_1m.yaml (10^6 particles, one step: about 4 minutes more on 2
+#   SANITIZE_BLOCK_1M=1  also run jobs/scenes/block_1m.yaml (10^6 particles, one step: 3-4 minutes more on 2
 #                        cores, 1.3 GB on rank 0); left out by default to keep the check to a few minutes
 #   SANITIZE_JOBS=N      bad-input cases run at once (default 3; most of a case's time is start-up and waiting)
 #   SANITIZE_CC          the compiler (default clang: GCC's UBSan ignores log_path and would write into stderr)
@@ -45,11 +45,11 @@ shard_bin=$build/shard
 keep_lib=$build/libkeep_libraries.so # preloaded by rank.sh: see keep_libraries.c
 
 # Steps per scene: enough to build the neighbour and contact lists, exchange halos and contact ghosts and take a
-# few time steps on every path, small enough to keep the whole check to a few minutes on 2 cores (a step costs
-# 20-50x a Release step under the sanitizers at -O0).
+# few time steps on every path, small enough to keep the whole check to a few minutes on 2 cores (the start-up is
+# most of a run under the sanitizers at -O0).
 scene_steps() {
   case $(basename "$1" .yaml) in
-    block_1m) echo 1 ;;                             # 10^6 particles: 130 s on 1 rank, 110 s on 3 for one step
+    block_1m) echo 1 ;;                             # 10^6 particles: 100-130 s on 1 rank, 70-110 s on 3
     cylinder_indenter | demo | mesh_drop) echo 5 ;; # 14-22 k particles: 0.3-0.6 s a step
     collide_obstacles) echo 40 ;;                   # the two bodies touch after about 12 steps
     *) echo 20 ;;
