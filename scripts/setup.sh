@@ -21,6 +21,8 @@ if [ "${SHARD_TEST_DEPS:-0}" = 1 ]; then
   packages+=(hdf5-tools python3-paraview xvfb xauth)
   # Scaling scripts and tests (jobs/scaling, tests/scaling): plots with Debian's matplotlib, GNU time for RSS.
   packages+=(python3-matplotlib time)
+  # Sanitizer tests (tests/sanitize): clang with its ASan/UBSan runtime, llvm-symbolizer for the reports.
+  packages+=(clang libclang-rt-dev llvm)
 fi
 if [ "${SHARD_TEST_DEPS:-0}" = 1 ] || [ "${SHARD_WITH_CATALYST:-}" = 1 ]; then
   # Catalyst: the CMake package and headers, pvpython for the scripts, an X server to render off-screen, and the
