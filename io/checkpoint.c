@@ -16,7 +16,6 @@
 
 #include "shard/hash.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -114,46 +113,12 @@ static int shard_ckpt_stateful(const shard_block *b)
  * Writing
  * ------------------------------------------------------------------------------------------------------------ */
 
-static int shard_ckpt_step_of(const char *name, long *step)
-{
-    char tail[8] = "";
-    long s = -1;
-    if (sscanf(name, "checkpoint_%ld%7s", &s, tail) != 2 || s < 0 || strcmp(tail, ".h5") != 0)
-        return 0;
-    char again[64];
-    snprintf(again, sizeof again, "checkpoint_%06ld.h5", s);
-    if (strcmp(again, name) != 0)
-        return 0;
-    *step = s;
-    return 1;
-}
-
-static int shard_ckpt_cmp_desc(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x < y) - (x > y);
-}
-
 /* Rank 0: deletes complete checkpoints of steps <= step beyond the newest `keep`. */
 static void shard_ckpt_prune(const shard_checkpoint *ck, long step)
 {
-    DIR *dp = opendir(ck->dir);
-    if (!dp)
-        return;
-    long *steps = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(dp)) != NULL) {
-        long s;
-        if (shard_ckpt_step_of(e->d_name, &s) && s <= step) {
-            shard_reserve((void **)&steps, &cap, n + 1, sizeof *steps);
-            steps[n++] = s;
-        }
-    }
-    closedir(dp);
-    if (n > 1)
-        qsort(steps, n, sizeof *steps, shard_ckpt_cmp_desc);
-    for (size_t k = (size_t)ck->keep; k < n; k++) {
+    size_t n = 0;
+    long *steps = shard_io_step_files(ck->dir, "checkpoint", step, &n);
+    for (size_t k = 0; k + (size_t)ck->keep < n; k++) { /* ascending: the oldest first */
         char path[1100];
         snprintf(path, sizeof path, "%s/checkpoint_%06ld.h5", ck->dir, steps[k]);
         unlink(path);

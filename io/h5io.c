@@ -1,6 +1,8 @@
 /* The parallel HDF5 writer shared by output and checkpoints, and path helpers (see h5io.h). */
 #include "h5io.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -19,6 +21,41 @@ int shard_io_path(char *out, size_t len, shard_error *err, const char *fmt, ...)
     if (w < 0 || (size_t)w >= len)
         return shard_error_set(err, SHARD_EXIT_INPUT, "path too long: %.200s...", out);
     return 0;
+}
+
+static int shard_io_cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+long *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n)
+{
+    *n = 0;
+    long *steps = NULL;
+    size_t cap = 0;
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return NULL;
+    size_t pl = strlen(prefix);
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        const char *name = e->d_name;
+        char *end = NULL;
+        if (strncmp(name, prefix, pl) != 0 || name[pl] != '_' || !isdigit((unsigned char)name[pl + 1]))
+            continue;
+        long s = strtol(name + pl + 1, &end, 10);
+        char again[SHARD_PATH_MAX];
+        snprintf(again, sizeof again, "%s_%06ld.h5", prefix, s);
+        if (s < 0 || s > max_step || strcmp(again, name) != 0)
+            continue;
+        shard_reserve((void **)&steps, &cap, *n + 1, sizeof *steps);
+        steps[(*n)++] = s;
+    }
+    closedir(dp);
+    if (*n > 1)
+        qsort(steps, *n, sizeof *steps, shard_io_cmp_long);
+    return steps;
 }
 
 int shard_io_mkdirs(const char *dir, shard_error *err)

@@ -86,6 +86,10 @@ hid_t shard_h5_mem_type(shard_field_type t);
 
 /* "path.tmp" etc.: snprintf that reports truncation as an error message.  Returns 0 or SHARD_EXIT_INPUT. */
 int shard_io_path(char *out, size_t len, shard_error *err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The steps of the files DIR/<prefix>_<step>.h5 (step written with at least 6 digits, as the writers name them)
+ * with step <= max_step, in increasing order, in a new array (caller frees) of *n.  One pass over the folder.
+ * Local. */
+long *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n);
 /* mkdir -p.  Returns 0, or SHARD_EXIT_IO with err filled. Local. */
 int shard_io_mkdirs(const char *dir, shard_error *err);
 /* fsync of a file or a folder by name (best effort for folders). Returns 0 or -1 with errno set. Local. */

@@ -11,7 +11,6 @@
 
 #include "h5io.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -85,39 +84,16 @@ static void shard_output_list(shard_output *o, long step, double time)
     o->times[o->n_listed++] = time;
 }
 
-static int shard_output_cmp_long(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
 void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt)
 {
     if (shard_comm_rank(c) != 0)
         return;
     /* The files that are there (one pass over the folder, whatever the step count), in step order. */
-    DIR *dp = opendir(o->dir);
-    if (!dp)
-        return;
-    long *steps = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(dp)) != NULL) {
-        long s = -1;
-        char tail[8] = "", again[64];
-        if (sscanf(e->d_name, "particles_%ld%7s", &s, tail) != 2 || s < 0 || s > step || strcmp(tail, ".h5") != 0)
-            continue;
-        snprintf(again, sizeof again, "particles_%06ld.h5", s);
-        if (strcmp(again, e->d_name) != 0 || (s != step && !shard_interval_due(iv, s, dt)))
-            continue;
-        shard_reserve((void **)&steps, &cap, n + 1, sizeof *steps);
-        steps[n++] = s;
-    }
-    closedir(dp);
-    if (n > 1)
-        qsort(steps, n, sizeof *steps, shard_output_cmp_long);
+    size_t n = 0;
+    long *steps = shard_io_step_files(o->dir, "particles", step, &n);
     for (size_t k = 0; k < n; k++)
-        shard_output_list(o, steps[k], (double)steps[k] * dt);
+        if (steps[k] == step || shard_interval_due(iv, steps[k], dt))
+            shard_output_list(o, steps[k], (double)steps[k] * dt);
     free(steps);
 }
 
