@@ -32,7 +32,8 @@ h=$(shard_run 2 run --restart "$WORK/b/checkpoint_000100.h5" --steps $N --out "$
 expect_eq "restart 4 -> 2 ranks at step 100 (scene from the checkpoint)" "$h" "$ref"
 
 # keep: 2 -> only the two newest of 100..400 remain
-ls "$WORK/b" | grep -c '^checkpoint_.*\.h5$' | { read -r k; expect_eq "checkpoints kept (keep: 2)" "$k" 2; }
+kept=$(find "$WORK/b" -maxdepth 1 -name 'checkpoint_*.h5' | wc -l)
+expect_eq "checkpoints kept (keep: 2)" "$kept" 2
 [ -f "$WORK/b/checkpoint_000400.h5" ] && [ -f "$WORK/b/checkpoint_000300.h5" ] && pass "newest two kept" ||
   fail "newest two checkpoints missing: $(ls "$WORK/b")"
 

@@ -12,8 +12,9 @@ ranks=("$@")
 [ ${#ranks[@]} -gt 0 ] || ranks=(1 2 3 4)
 ref="" ref_figures=""
 for n in "${ranks[@]}"; do
-  out=$(mpi_run 600 "$n" "$shard" run "$scene" --steps "$steps" --quiet 2>&1) || {
-    echo "$out"; echo "FAIL: $scene on $n rank(s) exited with $?"; exit 1; }
+  rc=0
+  out=$(mpi_run 600 "$n" "$shard" run "$scene" --steps "$steps" --quiet 2>&1) || rc=$?
+  [ $rc -eq 0 ] || { echo "$out"; echo "FAIL: $scene on $n rank(s) exited with $rc"; exit 1; }
   hash=$(printf '%s\n' "$out" | hash_of)
   contacts=$(printf '%s\n' "$out" | sed -n 's/.*active contacts \([0-9]*\).*/\1/p')
   figures=$(printf '%s\n' "$out" | sed -n '/^Final:/p; /^Bodies at the end:/,/^State hash:/p')
