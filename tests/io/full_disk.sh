@@ -8,8 +8,10 @@
 # loadable; from a later checkpoint the restart on another rank count gives the uninterrupted run's state hash.
 # usage: full_disk.sh SHARD   (run in tests/io; it mounts tmpfs, so it needs root: exit 77 where it may not)
 set -uo pipefail
-SHARD=$1
-. ./lib.sh
+# shellcheck source=tests/lib.sh
+. ../lib.sh
+test_init "$1"
+need_hdf5
 scene=scenes/full_disk.yaml
 STEPS=200          # the reference runs' length: every failure planned below falls due by step 200
 PAGE=$(getconf PAGESIZE)
@@ -236,5 +238,4 @@ while read -r name kind step mode pages outs cks; do
   done
 done < "$WORK/plan"
 
-[ $FAILS -eq 0 ] && echo "PASS: full disk" || echo "FAIL: $FAILS check(s)"
-exit $((FAILS > 0))
+finish "full disk"
