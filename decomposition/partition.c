@@ -63,6 +63,12 @@ typedef struct shard_package {
     uint8_t *bond_broken;/* n_bonds */
     void *field[SHARD_PKG_MAX_FIELDS];
     void **mfield;       /* n_mod * SHARD_BLOCK_MAX_ROWS */
+    /* pair lists: per list, entries per owned particle, their keys and values */
+    int n_lists;
+    int64_t *ltotal;     /* n_lists: entries */
+    int32_t **lcount;    /* n_lists x n_own */
+    int64_t **lkey;      /* n_lists x ltotal */
+    double **lval;       /* n_lists x ltotal x width */
 } shard_package;
 
 /* Registry rows the package may carry: every state row but the global id, which the package sends itself. */
@@ -132,8 +138,24 @@ static void shard_package_alloc_mod(shard_package *k, const shard_block *rows_of
             }
 }
 
+/* The pair-list arrays of a package whose n_lists and ltotal are set. */
+static void shard_package_alloc_lists(shard_package *k, const shard_pairlist *shape)
+{
+    k->lcount = shard_calloc((size_t)k->n_lists + 1, sizeof *k->lcount);
+    k->lkey = shard_calloc((size_t)k->n_lists + 1, sizeof *k->lkey);
+    k->lval = shard_calloc((size_t)k->n_lists + 1, sizeof *k->lval);
+    for (int q = 0; q < k->n_lists; q++) {
+        k->lcount[q] = shard_malloc(((size_t)k->n_own + 1) * sizeof **k->lcount);
+        k->lkey[q] = shard_malloc(((size_t)k->ltotal[q] + 1) * sizeof **k->lkey);
+        k->lval[q] = shard_malloc(((size_t)k->ltotal[q] * (size_t)shape[q].width + 1) * sizeof **k->lval);
+    }
+}
+
 static void shard_package_free(shard_package *k)
 {
+    for (int q = 0; q < k->n_lists; q++)
+        free(k->lcount[q]), free(k->lkey[q]), free(k->lval[q]);
+    free(k->lcount), free(k->lkey), free(k->lval), free(k->ltotal);
     free(k->mod), free(k->gid), free(k->owner), free(k->bond_count), free(k->bond_gid), free(k->bond_broken);
     for (int f = 0; f < SHARD_PKG_MAX_FIELDS; f++)
         free(k->field[f]);
@@ -204,6 +226,27 @@ static void shard_package_build(int r, const shard_partition_kinds *kinds, const
         k->gid[(size_t)k->n_own + q] = gh[q].gid;
     }
     free(gh);
+    /* Pair lists: the rows of the owned particles, in their order. */
+    k->n_lists = kinds->n_lists;
+    k->ltotal = shard_calloc((size_t)k->n_lists + 1, sizeof *k->ltotal);
+    for (int q = 0; q < k->n_lists; q++) {
+        const shard_pairlist *a = &kinds->all_lists[q];
+        for (size_t l = 0; a->n && l < (size_t)k->n_own; l++)
+            k->ltotal[q] += a->start[k->gid[l] + 1] - a->start[k->gid[l]];
+    }
+    shard_package_alloc_lists(k, kinds->all_lists);
+    for (int q = 0; q < k->n_lists; q++) {
+        const shard_pairlist *a = &kinds->all_lists[q];
+        size_t e = 0, w = (size_t)a->width;
+        for (size_t l = 0; l < (size_t)k->n_own; l++) {
+            int64_t b0 = a->n ? a->start[k->gid[l]] : 0, b1 = a->n ? a->start[k->gid[l] + 1] : 0;
+            k->lcount[q][l] = (int32_t)(b1 - b0);
+            for (int64_t b = b0; b < b1; b++, e++) {
+                k->lkey[q][e] = a->key[b];
+                memcpy(k->lval[q] + w * e, a->val + w * (size_t)b, w * sizeof *a->val);
+            }
+        }
+    }
     for (int f = 0; f < shard_particle_n_fields; f++) {
         if (!(present >> f & 1u))
             continue;
@@ -233,7 +276,8 @@ static void shard_package_build(int r, const shard_partition_kinds *kinds, const
 }
 
 /* The arrays of a package in sending order, with their sizes in bytes. */
-static int shard_package_arrays(shard_package *k, const shard_block *rows_of, void **ptr, size_t *bytes)
+static int shard_package_arrays(shard_package *k, const shard_block *rows_of, const int *widths, void **ptr,
+                                size_t *bytes)
 {
     size_t nl = (size_t)(k->n_own + k->n_ghost);
     int m = 0;
@@ -255,38 +299,49 @@ static int shard_package_arrays(shard_package *k, const shard_block *rows_of, vo
                 ptr[m] = k->mfield[q * SHARD_BLOCK_MAX_ROWS + r];
                 bytes[m++] = shard_package_mod_rows(k, q, d) * shard_field_row_bytes(d);
             }
+    for (int q = 0; q < k->n_lists; q++) {
+        ptr[m] = k->lcount[q], bytes[m++] = (size_t)k->n_own * sizeof **k->lcount;
+        ptr[m] = k->lkey[q], bytes[m++] = (size_t)k->ltotal[q] * sizeof **k->lkey;
+        ptr[m] = k->lval[q], bytes[m++] = (size_t)k->ltotal[q] * (size_t)widths[q] * sizeof **k->lval;
+    }
     return m;
 }
 
-enum { SHARD_PKG_MAX_ARRAYS = 5 + SHARD_PKG_MAX_FIELDS + 8 * SHARD_BLOCK_MAX_ROWS };
+enum { SHARD_PKG_MAX_LISTS = 8, SHARD_PKG_MAX_ARRAYS = 5 + SHARD_PKG_MAX_FIELDS + 8 * SHARD_BLOCK_MAX_ROWS +
+                                                     3 * SHARD_PKG_MAX_LISTS };
 
-static void shard_package_send(shard_comm *c, shard_package *k, const shard_block *rows_of, int r)
+static void shard_package_send(shard_comm *c, shard_package *k, const shard_block *rows_of, const int *widths,
+                               int r)
 {
-    int64_t hdr[5] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present, k->n_mod};
+    int64_t hdr[6] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present, k->n_mod, k->n_lists};
     shard_mpi_send_big(c, hdr, sizeof hdr, r, 100);
     shard_mpi_send_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, r, 100);
+    shard_mpi_send_big(c, k->ltotal, (size_t)k->n_lists * sizeof *k->ltotal, r, 100);
     void *ptr[SHARD_PKG_MAX_ARRAYS];
     size_t bytes[SHARD_PKG_MAX_ARRAYS];
-    int m = shard_package_arrays(k, rows_of, ptr, bytes);
+    int m = shard_package_arrays(k, rows_of, widths, ptr, bytes);
     for (int q = 0; q < m; q++)
         shard_mpi_send_big(c, ptr[q], bytes[q], r, 101);
 }
 
 static void shard_package_recv(shard_comm *c, const shard_partition_kinds *kinds, const shard_block *rows_of,
-                               shard_package *k)
+                               const shard_pairlist *list_shape, const int *widths, shard_package *k)
 {
-    int64_t hdr[5];
+    int64_t hdr[6];
     shard_mpi_recv_big(c, hdr, sizeof hdr, 0, 100);
     memset(k, 0, sizeof *k);
     k->n_own = hdr[0], k->n_ghost = hdr[1], k->n_bonds = hdr[2], k->present = (uint64_t)hdr[3];
-    k->n_mod = (int)hdr[4];
+    k->n_mod = (int)hdr[4], k->n_lists = (int)hdr[5];
     k->mod = shard_malloc((3 * (size_t)k->n_mod + 1) * sizeof *k->mod);
     shard_mpi_recv_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, 0, 100);
+    k->ltotal = shard_calloc((size_t)k->n_lists + 1, sizeof *k->ltotal);
+    shard_mpi_recv_big(c, k->ltotal, (size_t)k->n_lists * sizeof *k->ltotal, 0, 100);
     shard_package_alloc(k, kinds);
     shard_package_alloc_mod(k, rows_of);
+    shard_package_alloc_lists(k, list_shape);
     void *ptr[SHARD_PKG_MAX_ARRAYS];
     size_t bytes[SHARD_PKG_MAX_ARRAYS];
-    int m = shard_package_arrays(k, rows_of, ptr, bytes);
+    int m = shard_package_arrays(k, rows_of, widths, ptr, bytes);
     for (int q = 0; q < m; q++)
         shard_mpi_recv_big(c, ptr[q], bytes[q], 0, 101);
 }
@@ -375,8 +430,17 @@ static shard_halo *shard_partition_halo(shard_comm *c, const shard_package *k, c
  * the halo plans. */
 static void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k,
                                  shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                                 shard_halo **halos)
+                                 shard_halo **halos, shard_pairlist *lists)
 {
+    for (int q = 0; q < k->n_lists; q++) {
+        shard_pairlist *l = &lists[q];
+        shard_pairlist_reset(l, (size_t)k->n_own);
+        size_t e = 0;
+        for (size_t i = 0; i < (size_t)k->n_own; i++)
+            for (int32_t t = 0; t < k->lcount[q][i]; t++, e++)
+                shard_pairlist_push(l, i, k->lkey[q][e], k->lval[q] + (size_t)l->width * e);
+        shard_pairlist_finish(l);
+    }
     size_t n_own = (size_t)k->n_own, n_ghost = (size_t)k->n_ghost, nl = n_own + n_ghost;
     shard_particles_reserve(p, nl);
     p->n_owned = n_own, p->n_bond_ghost = n_ghost, p->n_local = nl;
@@ -437,8 +501,12 @@ static void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kin
 int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds, const shard_particles *all,
                                const shard_block *all_blocks, const shard_csr *g, const uint8_t *g_broken,
                                shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                               shard_halo **halos, int64_t *edge_cut, shard_error *err)
+                               shard_halo **halos, shard_pairlist *lists, int64_t *edge_cut, shard_error *err)
 {
+    int widths[SHARD_PKG_MAX_LISTS];
+    SHARD_ASSERT(kinds->n_lists <= SHARD_PKG_MAX_LISTS);
+    for (int q = 0; q < kinds->n_lists; q++)
+        widths[q] = lists[q].width;
     memset(err, 0, sizeof *err);
     shard_package mine = {0};
     int64_t cut = 0;
@@ -480,19 +548,19 @@ int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds
             if (r == 0) {
                 mine = k;
             } else {
-                shard_package_send(c, &k, blocks, r);
+                shard_package_send(c, &k, blocks, widths, r);
                 shard_package_free(&k);
             }
         }
         free(mark), free(module), free(mpresent);
     } else {
-        shard_package_recv(c, kinds, blocks, &mine);
+        shard_package_recv(c, kinds, blocks, lists, widths, &mine);
     }
     free(part);
     shard_comm_bcast(c, &cut, sizeof cut, 0);
     if (edge_cut)
         *edge_cut = cut;
-    shard_package_unpack(c, kinds, &mine, p, blocks, bonds, broken, halos);
+    shard_package_unpack(c, kinds, &mine, p, blocks, bonds, broken, halos, lists);
     shard_package_free(&mine);
     return 0;
 }

@@ -100,6 +100,22 @@ static uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row, con
     return h;
 }
 
+/* Row `row` of a pair list (keys and value bits) into h. */
+static uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, size_t row)
+{
+    if (!l->n)
+        return h;
+    for (int64_t e = l->start[row]; e < l->start[row + 1]; e++) {
+        h = shard_ckpt_mix(h, (uint64_t)l->key[e]);
+        for (int c = 0; c < l->width; c++) {
+            uint64_t v;
+            memcpy(&v, l->val + (size_t)l->width * (size_t)e + (size_t)c, sizeof v);
+            h = shard_ckpt_mix(h, v);
+        }
+    }
+    return h;
+}
+
 /* Does a block have a STATE row (and so a section in the file)? */
 static int shard_ckpt_stateful(const shard_block *b)
 {
@@ -170,6 +186,18 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
             for (size_t i = b->first; i < b->first + b->n_owned; i++)
                 sec_of[i] = b;
     }
+    /* Pair lists: their rows are those of the owned particles, in order; counts per particle for the file. */
+    int n_lists = st->n_lists < SHARD_CHECKPOINT_MAX_LISTS ? st->n_lists : SHARD_CHECKPOINT_MAX_LISTS;
+    int32_t *lcount[SHARD_CHECKPOINT_MAX_LISTS];
+    int64_t l_n[SHARD_CHECKPOINT_MAX_LISTS], l_first[SHARD_CHECKPOINT_MAX_LISTS];
+    for (int q = 0; q < n_lists; q++) {
+        const shard_pairlist *l = st->lists[q].list;
+        l_n[q] = shard_comm_sum_i64(c, (int64_t)shard_pairlist_size(l));
+        l_first[q] = shard_comm_exscan_i64(c, (int64_t)shard_pairlist_size(l));
+        lcount[q] = shard_malloc((n_own + 1) * sizeof *lcount[q]);
+        for (size_t i = 0; i < n_own; i++)
+            lcount[q][i] = l->n ? (int32_t)(l->start[i + 1] - l->start[i]) : 0;
+    }
     uint64_t sum = 0;
     for (size_t i = 0; i < n_own; i++) {
         int64_t b0 = st->bonds->start[i], b1 = st->bonds->start[i + 1];
@@ -180,6 +208,8 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
             broken[b] = st->broken ? st->broken[b] : 0;
             h = shard_ckpt_mix(shard_ckpt_mix(h, (uint64_t)partner[b]), broken[b]);
         }
+        for (int q = 0; q < n_lists; q++)
+            h = shard_ckpt_hash_list_row(h, st->lists[q].list, i);
         sum += h;
     }
     uint64_t checksum = shard_comm_sum_u64(c, sum);
@@ -201,6 +231,9 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
             if (b->rows[r].flags & SHARD_FIELD_STATE)
                 raw += (uint64_t)sec_n[k] * shard_field_row_bytes(&b->rows[r]);
     }
+    for (int q = 0; q < n_lists; q++)
+        raw += (uint64_t)n_global * sizeof(int32_t) +
+               (uint64_t)l_n[q] * (sizeof(int64_t) + (uint64_t)st->lists[q].list->width * sizeof(double));
     shard_h5w w;
     long ndata = 0;
     shard_h5w_create(&w, c, tmp, raw);
@@ -248,6 +281,18 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
         }
         H5Gclose(g);
     }
+    /* Sections: the pair lists (force terms' memories), as bonds: a count per particle, keys, values. */
+    for (int q = 0; q < n_lists && !w.failed; q++) {
+        const shard_pairlist *l = st->lists[q].list;
+        size_t ne = shard_pairlist_size(l);
+        g = shard_h5w_group(&w, 0, st->lists[q].name);
+        if (g < 0)
+            break;
+        shard_h5w_rows(&w, g, "count", SHARD_TYPE_I32, 1, n_global, first, n_own, lcount[q]);
+        shard_h5w_rows(&w, g, "key", SHARD_TYPE_I64, 1, l_n[q], l_first[q], ne, l->key);
+        shard_h5w_rows(&w, g, "value", SHARD_TYPE_F64, l->width, l_n[q], l_first[q], ne, l->val);
+        H5Gclose(g);
+    }
     /* Section: bonds with their broken flags. */
     g = shard_h5w_group(&w, 0, "bonds");
     if (g >= 0) {
@@ -262,6 +307,8 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     shard_h5w_attr_i64(&w, 0, "complete", 1);
     shard_h5w_close(&w);
     free(count), free(partner), free(broken), free(sec_of);
+    for (int q = 0; q < n_lists; q++)
+        free(lcount[q]);
 
     /* A failed write has been agreed on by every rank, with the same message, and its file removed. */
     if (w.failed)
@@ -483,8 +530,65 @@ static int shard_ckpt_load_section(hid_t f, const char *path, const shard_checkp
     return err->code;
 }
 
+/* Pair list q: /<name>/count per file row, keys and values row after row, rebuilt with row = global id. */
+static int shard_ckpt_load_list(hid_t f, const char *path, const shard_checkpoint_list *li, int q,
+                                const int64_t *gid, shard_checkpoint_data *d, shard_error *err)
+{
+    int64_t n = d->n;
+    int w = li->list->width;
+    shard_pairlist *l = &d->lists[q];
+    shard_pairlist_init(l, w);
+    char name[256];
+    snprintf(name, sizeof name, "/%s/key", li->name);
+    int64_t ne = shard_ckpt_rows_of(f, path, name, err);
+    if (ne < 0)
+        return err->code;
+    int32_t *count = shard_malloc(((size_t)n + 1) * sizeof *count);
+    int64_t *key = shard_malloc(((size_t)ne + 1) * sizeof *key);
+    double *val = shard_malloc(((size_t)ne * (size_t)w + 1) * sizeof *val);
+    int64_t *row_of = shard_malloc(((size_t)n + 1) * sizeof *row_of), *at = shard_calloc((size_t)n + 2, sizeof *at);
+    snprintf(name, sizeof name, "/%s/count", li->name);
+    if (!shard_ckpt_read(f, path, name, SHARD_TYPE_I32, 1, n, count, err)) {
+        snprintf(name, sizeof name, "/%s/key", li->name);
+        shard_ckpt_read(f, path, name, SHARD_TYPE_I64, 1, ne, key, err);
+    }
+    if (!err->code) {
+        snprintf(name, sizeof name, "/%s/value", li->name);
+        shard_ckpt_read(f, path, name, SHARD_TYPE_F64, w, ne, val, err);
+    }
+    /* Entry offsets of each file row, then the rows in global-id order. */
+    int64_t total = 0;
+    for (int64_t r = 0; r < n && !err->code; r++) {
+        if (count[r] < 0 || total + count[r] > ne)
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: /%s/count does not add up to its %lld keys", path, li->name,
+                            (long long)ne);
+        row_of[gid[r]] = total;
+        at[gid[r]] = count[r];
+        total += count[r];
+    }
+    if (!err->code && total != ne)
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: /%s/count adds up to %lld, not its %lld keys", path, li->name,
+                        (long long)total, (long long)ne);
+    if (!err->code) {
+        shard_pairlist_reset(l, (size_t)n);
+        for (int64_t g = 0; g < n && !err->code; g++)
+            for (int64_t e = row_of[g]; e < row_of[g] + at[g]; e++) {
+                if (e > row_of[g] && key[e] <= key[e - 1]) {
+                    shard_error_set(err, SHARD_EXIT_INPUT, "%s: /%s of particle %lld: keys not increasing", path,
+                                    li->name, (long long)g);
+                    break;
+                }
+                shard_pairlist_push(l, (size_t)g, key[e], val + (size_t)w * (size_t)e);
+            }
+        shard_pairlist_finish(l);
+    }
+    free(count), free(key), free(val), free(row_of), free(at);
+    return err->code;
+}
+
 static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const shard_checkpoint_section *sections,
-                                shard_checkpoint_data *d, uint64_t checksum, shard_error *err)
+                                int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
+                                uint64_t checksum, shard_error *err)
 {
     int64_t n = d->n, nb = d->n_bonds;
     int64_t *gid = shard_malloc(((size_t)n + 1) * sizeof *gid);
@@ -524,6 +628,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const
     memset(d->section_of, -1, (size_t)n + 1);
     for (int k = 0; k < n_sections && !err->code; k++)
         shard_ckpt_load_section(f, path, &sections[k], k, d, err);
+    for (int q = 0; q < n_lists && !err->code; q++)
+        shard_ckpt_load_list(f, path, &lists[q], q, gid, d, err);
 
     /* Bonds: counts per file row, partners row after row; rebuilt as a CSR with row = global id. */
     int32_t *count = shard_malloc(((size_t)n + 1) * sizeof *count);
@@ -592,6 +698,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const
         uint64_t h = shard_ckpt_hash_fields(&d->p, (size_t)g, sec >= 0 ? &d->blocks[sec] : NULL, (size_t)g);
         for (int64_t b = d->bonds.start[g]; b < d->bonds.start[g + 1]; b++)
             h = shard_ckpt_mix(shard_ckpt_mix(h, (uint64_t)(int64_t)d->bonds.idx[b]), d->broken[b]);
+        for (int q = 0; q < n_lists; q++)
+            h = shard_ckpt_hash_list_row(h, &d->lists[q], (size_t)g);
         sum += h;
     }
     if (sum != checksum)
@@ -600,7 +708,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const
 }
 
 int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
-                          shard_checkpoint_data *d, shard_error *err)
+                          int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
+                          shard_error *err)
 {
     memset(d, 0, sizeof *d);
     memset(err, 0, sizeof *err);
@@ -640,7 +749,7 @@ int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoi
                shard_ckpt_attr_u64(f, "checksum", &checksum)) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: a header attribute is missing or unreadable (step, time, dt, "
                                                "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)", path);
-    } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS) {
+    } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS || n_lists > SHARD_CHECKPOINT_MAX_LISTS) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: more sections asked for than a checkpoint holds", path);
     } else if (step < 0 || step > SHARD_MAX_STEPS || n < 1 || n > INT32_MAX || nb < 0 || nb > INT32_MAX ||
                !(d->dt > 0.0) || !isfinite(d->dt)) {
@@ -672,7 +781,7 @@ int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoi
             H5Dclose(sd);
     }
     if (!err->code)
-        shard_ckpt_load_body(f, path, n_sections, sections, d, checksum, err);
+        shard_ckpt_load_body(f, path, n_sections, sections, n_lists, lists, d, checksum, err);
     if (H5Fclose(f) < 0 && !err->code)
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
     if (err->code)
@@ -693,9 +802,10 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
 }
 
 int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
-                          shard_checkpoint_data *d, shard_error *err)
+                          int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
+                          shard_error *err)
 {
-    (void)n_sections, (void)sections;
+    (void)n_sections, (void)sections, (void)n_lists, (void)lists;
     memset(d, 0, sizeof *d);
     return shard_error_set(err, SHARD_EXIT_INPUT, "%s: this shard was built without parallel HDF5 and cannot "
                                                   "read checkpoints", path);
@@ -713,6 +823,8 @@ void shard_checkpoint_data_free(shard_checkpoint_data *d)
         if (d->blocks[k].rows)
             shard_block_free(&d->blocks[k]);
     free(d->section_of);
+    for (int q = 0; q < SHARD_CHECKPOINT_MAX_LISTS; q++)
+        shard_pairlist_free(&d->lists[q]);
     shard_csr_free(&d->bonds);
     free(d->broken);
     memset(d, 0, sizeof *d);

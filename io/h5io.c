@@ -279,10 +279,11 @@ void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type 
         shard_h5w_fail(w, "cannot create dataset '%s'", name);
     else /* its rows are allocated now (parallel HDF5 allocates contiguous datasets at creation) */
         shard_h5w_reserve_rows(w, d, name);
-    if (shard_h5w_agree(w)) {
-        if (d >= 0)
-            H5Dclose(d);
+    if (shard_h5w_agree(w) || n_global == 0) { /* an empty dataset has nothing to write */
+        if (d >= 0 && H5Dclose(d) < 0)
+            shard_h5w_fail(w, "cannot close dataset '%s'", name);
         H5Sclose(fspace);
+        shard_h5w_agree(w);
         return;
     }
     hsize_t mdims[2] = {n_local > 0 ? (hsize_t)n_local : 1, (hsize_t)ncomp};

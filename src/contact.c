@@ -1,8 +1,14 @@
-/* Contact forces (model in contact.h).  Loops over owned particles and writes only to them. */
+/* Contact forces (model in contact.h).  Loops over owned particles, writes only to them and to their rows of
+ * the contact history. */
 #include "shard/contact.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Mindlin's ratio of tangential to normal stiffness for the no-slip contact of two elastic spheres,
+ * k_t / k_n = 2 (1 - nu) / (2 - nu) (Mindlin 1949; Johnson, Contact Mechanics, 1985, section 7.2). */
+static double shard_contact_mindlin(double nu) { return 2.0 * (1.0 - nu) / (2.0 - nu); }
 
 void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_params *cp)
 {
@@ -10,41 +16,67 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
     const shard_material *m = &sc->materials[bd->material];
     cp->radius = 0.5 * bd->spacing;
     cp->k = m->contact_stiffness > 0.0 ? m->contact_stiffness : m->E * bd->spacing;
+    cp->kt = shard_contact_mindlin(m->nu) * cp->k;
     cp->zeta = m->contact_damping;
     cp->mu = m->friction;
 }
 
-/* Normal + friction force on a particle, given the contact normal n (pointing from the particle towards the
- * other side), overlap delta, relative velocity vrel = v_other - v_self, and the pair constants. Adds to f. */
-static inline void shard_contact_force(const double n[3], double delta, const double vrel[3], double k, double m_eff,
-                                       double zeta, double mu, double *f)
+static inline double shard_contact_dot(const double a[3], const double b[3])
 {
-    double crit = 2.0 * sqrt(k * m_eff);
-    double vn = vrel[0] * n[0] + vrel[1] * n[1] + vrel[2] * n[2];
-    double N = k * delta - zeta * crit * vn; /* vn = vrel.n < 0 while the gap closes */
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* One contact seen from the particle: unit normal n towards the other side, overlap delta, relative velocity
+ * vrel = v_other - v_self, the pair constants, and the stored tangential displacement xi (in: last step's or
+ * zeros; out: this step's).  Adds the force on the particle to f and returns 1, or returns 0 when the contact
+ * is not active (no force, nothing to remember).  Every operation is written so that the other side, which
+ * sees -n, -vrel and -xi, computes exactly the negated force: f_ij = -f_ji bit for bit. */
+static inline int shard_contact_force(const double n[3], double delta, const double vrel[3], double k, double kt,
+                                      double m_eff, double zeta, double mu, double dt, double xi[3], double *f)
+{
+    double vn = shard_contact_dot(vrel, n);
+    double N = k * delta - zeta * (2.0 * sqrt(k * m_eff)) * vn; /* vn = vrel.n < 0 while the gap closes */
     if (N <= 0.0)
-        return;
+        return 0;
     f[0] -= N * n[0], f[1] -= N * n[1], f[2] -= N * n[2];
-    double vt[3] = {vrel[0] - vn * n[0], vrel[1] - vn * n[1], vrel[2] - vn * n[2]};
-    double s = sqrt(vt[0] * vt[0] + vt[1] * vt[1] + vt[2] * vt[2]);
-    if (s > 0.0 && mu > 0.0) {
-        double ft = fmin(mu * N, crit * s) / s;
-        f[0] += ft * vt[0], f[1] += ft * vt[1], f[2] += ft * vt[2];
+    if (!(mu > 0.0)) {
+        xi[0] = xi[1] = xi[2] = 0.0;
+        return 1;
     }
+    double vt[3] = {vrel[0] - vn * n[0], vrel[1] - vn * n[1], vrel[2] - vn * n[2]};
+    /* The stored displacement, turned into the current tangent plane, plus this step's tangential motion. */
+    double xn = shard_contact_dot(xi, n);
+    for (int c = 0; c < 3; c++)
+        xi[c] = (xi[c] - xn * n[c]) + vt[c] * dt;
+    double ct = zeta * (2.0 * sqrt(kt * m_eff));
+    double ft[3] = {kt * xi[0] + ct * vt[0], kt * xi[1] + ct * vt[1], kt * xi[2] + ct * vt[2]};
+    double mag = sqrt(shard_contact_dot(ft, ft)), cap = mu * N;
+    if (mag > cap) {
+        /* Slip: the force sits on the Coulomb cone and the spring keeps only what the cone allows. */
+        double s = cap / mag;
+        for (int c = 0; c < 3; c++) {
+            ft[c] *= s;
+            xi[c] = ft[c] / kt;
+        }
+    }
+    f[0] += ft[0], f[1] += ft[1], f[2] += ft[2];
+    return 1;
 }
 
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                           double *f)
+                           double dt, const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
+    shard_pairlist_reset(hist_out, p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
-        const double *xi = p->x + 3 * i, *vi = p->v + 3 * i;
+        const double *xi_ = p->x + 3 * i, *vi = p->v + 3 * i;
         const shard_contact_params *ci = &cp[p->body[i]];
         double mi = p->mass[i];
+        shard_pairlist_cursor old = shard_pairlist_row(hist_in, i);
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
             const shard_contact_params *cj = &cp[p->body[j]];
-            double d[3] = {p->x[3 * j] - xi[0], p->x[3 * j + 1] - xi[1], p->x[3 * j + 2] - xi[2]};
+            double d[3] = {p->x[3 * j] - xi_[0], p->x[3 * j + 1] - xi_[1], p->x[3 * j + 2] - xi_[2]};
             double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], rr = ci->radius + cj->radius;
             if (r2 >= rr * rr || r2 == 0.0)
                 continue;
@@ -52,23 +84,33 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
             double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
             double vrel[3] = {p->v[3 * j] - vi[0], p->v[3 * j + 1] - vi[1], p->v[3 * j + 2] - vi[2]};
             double mj = p->mass[j];
-            double k = ci->k * cj->k / (ci->k + cj->k);
+            double k = ci->k * cj->k / (ci->k + cj->k), kt = ci->kt * cj->kt / (ci->kt + cj->kt);
             double m_eff = mi * mj / (mi + mj);
             double zeta = 0.5 * (ci->zeta + cj->zeta);
             double mu = sqrt(ci->mu * cj->mu);
-            shard_contact_force(n, rr - dist, vrel, k, m_eff, zeta, mu, f + 3 * i);
-            active++;
+            double xi[3] = {0.0, 0.0, 0.0};
+            const double *prev = shard_pairlist_find(&old, p->gid[j]);
+            if (prev)
+                memcpy(xi, prev, sizeof xi);
+            if (shard_contact_force(n, rr - dist, vrel, k, kt, m_eff, zeta, mu, dt, xi, f + 3 * i)) {
+                shard_pairlist_push(hist_out, i, p->gid[j], xi);
+                active++;
+            }
         }
     }
+    shard_pairlist_finish(hist_out);
     return active;
 }
 
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                               const shard_obstacle_def *obs, double t, double *f)
+                               const shard_obstacle_def *obs, double t, double dt, const shard_pairlist *hist_in,
+                               shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
+    shard_pairlist_reset(hist_out, p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
         const shard_contact_params *ci = &cp[p->body[i]];
+        shard_pairlist_cursor old = shard_pairlist_row(hist_in, i);
         for (int o = 0; o < n_obstacles; o++) {
             double n[3];
             double dist = shard_obstacle_distance(&obs[o], t, p->x + 3 * i, n);
@@ -80,9 +122,66 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
             double vrel[3] = {obs[o].velocity[0] - p->v[3 * i], obs[o].velocity[1] - p->v[3 * i + 1],
                               obs[o].velocity[2] - p->v[3 * i + 2]};
             double k = obs[o].stiffness > 0.0 ? obs[o].stiffness : ci->k;
-            shard_contact_force(m, delta, vrel, k, p->mass[i], obs[o].damping, obs[o].friction, f + 3 * i);
-            active++;
+            double kt = ci->kt / ci->k * k; /* the particle's Mindlin ratio */
+            double xi[3] = {0.0, 0.0, 0.0};
+            const double *prev = shard_pairlist_find(&old, o);
+            if (prev)
+                memcpy(xi, prev, sizeof xi);
+            if (shard_contact_force(m, delta, vrel, k, kt, p->mass[i], obs[o].damping, obs[o].friction, dt, xi,
+                                    f + 3 * i)) {
+                shard_pairlist_push(hist_out, i, o, xi);
+                active++;
+            }
         }
     }
+    shard_pairlist_finish(hist_out);
     return active;
+}
+
+/* The spring energy of one contact (normal 1/2 k delta^2, tangential 1/2 k_t |xi|^2), times `share`. */
+static inline double shard_contact_spring_energy(double k, double delta, double kt, const double *xi, double share)
+{
+    double e = 0.5 * k * delta * delta;
+    if (xi)
+        e += 0.5 * kt * shard_contact_dot(xi, xi);
+    return share * e;
+}
+
+void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
+                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const shard_contact_params *ci = &cp[p->body[i]];
+        shard_pairlist_cursor row = shard_pairlist_row(hist, i);
+        for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
+            size_t j = (size_t)cand->idx[c];
+            const shard_contact_params *cj = &cp[p->body[j]];
+            double d[3] = {p->x[3 * j] - p->x[3 * i], p->x[3 * j + 1] - p->x[3 * i + 1],
+                           p->x[3 * j + 2] - p->x[3 * i + 2]};
+            double r2 = shard_contact_dot(d, d), rr = ci->radius + cj->radius;
+            if (r2 >= rr * rr || r2 == 0.0)
+                continue;
+            double k = ci->k * cj->k / (ci->k + cj->k), kt = ci->kt * cj->kt / (ci->kt + cj->kt);
+            /* each side holds half of the pair's energy */
+            add(acc, shard_contact_spring_energy(k, rr - sqrt(r2), kt, shard_pairlist_find(&row, p->gid[j]), 0.5));
+        }
+    }
+}
+
+void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
+                                    const shard_obstacle_def *obs, double t, const shard_pairlist *hist,
+                                    void (*add)(void *acc, double value), void *acc)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        const shard_contact_params *ci = &cp[p->body[i]];
+        shard_pairlist_cursor row = shard_pairlist_row(hist, i);
+        for (int o = 0; o < n_obstacles; o++) {
+            double n[3];
+            double delta = ci->radius - shard_obstacle_distance(&obs[o], t, p->x + 3 * i, n);
+            if (delta <= 0.0)
+                continue;
+            double k = obs[o].stiffness > 0.0 ? obs[o].stiffness : ci->k;
+            add(acc, shard_contact_spring_energy(k, delta, ci->kt / ci->k * k, shard_pairlist_find(&row, o), 1.0));
+        }
+    }
 }

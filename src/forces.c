@@ -1,9 +1,11 @@
 /* Forces: the common force table (see forces.h) -- penalty contact between particles of different bodies and
  * with obstacles, as force-term rows over the kernels of contact.c.  Both rows share the per-body contact
- * constants (contact.h) and are charged to the "Contact" phase. */
+ * constants (contact.h), keep the tangential spring of every contact as their memory (3 doubles) and are
+ * charged to the "Contact" phase. */
 #include "shard/forces.h"
 
 #include "shard/contact.h"
+#include "shard/xsum.h"
 
 #include <math.h>
 
@@ -49,7 +51,7 @@ static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, con
                                        int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
-    return shard_contact_pairs(c->ph->p, c->ph->cand, c->bodies, f);
+    return shard_contact_pairs(c->ph->p, c->ph->cand, c->bodies, c->ph->dt_motion, c->memory_in, c->memory_out, f);
 }
 
 static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
@@ -57,7 +59,23 @@ static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, co
 {
     (void)list, (void)n, (void)ghosts;
     const shard_scene *sc = c->ph->scene;
-    return shard_contact_obstacles(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, f);
+    return shard_contact_obstacles(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->ph->dt_motion,
+                                   c->memory_in, c->memory_out, f);
+}
+
+static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(acc, value); }
+
+/* The springs' energy with the memory written by the last evaluation (memory_out). */
+static void shard_forces_contact_energy(const shard_matter_ctx *c, shard_xsum *acc)
+{
+    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->bodies, c->memory_out, shard_forces_add_energy, acc);
+}
+
+static void shard_forces_obstacle_energy(const shard_matter_ctx *c, shard_xsum *acc)
+{
+    const shard_scene *sc = c->ph->scene;
+    shard_contact_obstacles_energy(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->memory_out,
+                                   shard_forces_add_energy, acc);
 }
 
 static const shard_force_term shard_forces_contact = {
@@ -69,7 +87,10 @@ static const shard_force_term shard_forces_contact = {
     .dt_limit = shard_forces_contact_dt,
     .dt_name = "contact",
     .contact_radius = shard_forces_contact_radius,
+    .memory_width = 3,
+    .memory_name = "contact_memory",
     .add = shard_forces_contact_add,
+    .energy = shard_forces_contact_energy,
 };
 
 static const shard_force_term shard_forces_obstacles = {
@@ -80,10 +101,58 @@ static const shard_force_term shard_forces_obstacles = {
     .body_init = shard_forces_contact_init,
     .dt_limit = shard_forces_obstacle_dt,
     .dt_name = "contact",
+    .memory_width = 3,
+    .memory_name = "obstacle_memory",
     .add = shard_forces_obstacle_add,
+    .energy = shard_forces_obstacle_energy,
 };
 
-static const shard_force_term *const shard_forces_table[] = {&shard_forces_contact, &shard_forces_obstacles};
+/* Mass-proportional (Rayleigh alpha) damping: f_i -= alpha m_i v_i with the material's `mass_damping` alpha
+ * (1/s).  It damps every motion, rigid ones too (a free body's velocity decays as exp(-alpha t), a vibration's
+ * amplitude as exp(-alpha t / 2)), mostly the slow modes, which stiffness-proportional damping leaves alone;
+ * unlike that it costs the time step nothing beyond alpha dt <= 1. */
+static int shard_forces_mass_damping_init(const shard_scene *sc, int body, void *state, shard_error *err)
+{
+    (void)err;
+    *(double *)state = sc->materials[sc->bodies[body].material].mass_damping;
+    return 0;
+}
+
+static double shard_forces_mass_damping_dt(const shard_scene *sc, int body, const void *state)
+{
+    (void)sc, (void)body;
+    double alpha = *(const double *)state;
+    return alpha > 0.0 ? 1.0 / alpha : INFINITY;
+}
+
+static size_t shard_forces_mass_damping_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
+                                            int ghosts)
+{
+    (void)list, (void)n, (void)ghosts;
+    const shard_particles *p = c->ph->p;
+    const double *alpha = c->bodies;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        double a = alpha[p->body[i]];
+        if (a > 0.0)
+            for (int k = 0; k < 3; k++)
+                f[3 * i + k] -= a * p->mass[i] * p->v[3 * i + k];
+    }
+    return 0;
+}
+
+static const shard_force_term shard_forces_mass_damping = {
+    .name = "mass damping",
+    .phase = "Integrate",
+    .order = SHARD_FORCE_ORDER_MASS_DAMPING,
+    .body_bytes = sizeof(double),
+    .body_init = shard_forces_mass_damping_init,
+    .dt_limit = shard_forces_mass_damping_dt,
+    .dt_name = "mass damping",
+    .add = shard_forces_mass_damping_add,
+};
+
+static const shard_force_term *const shard_forces_table[] = {&shard_forces_contact, &shard_forces_obstacles,
+                                                             &shard_forces_mass_damping};
 
 const shard_force_term *const *shard_force_table(int *n)
 {

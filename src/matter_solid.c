@@ -20,6 +20,8 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     const shard_material *m = &sc->materials[bd->material];
     shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep,
                             m->max_plastic, bd->support * bd->spacing);
+    shard_solid_params *sp = state;
+    sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
     return 0;
 }
 
@@ -72,9 +74,10 @@ static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, 
 {
     shard_solid_arrays a = shard_solid_view(c->block);
     const shard_particles *p = c->ph->p;
-    if (want & (1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN))
+    if (want & (1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN |
+                1u << SHARD_OUT_INVERTED))
         shard_solid_output(p, c->ph->bonds, c->bodies, &a, cols[SHARD_OUT_STRESS], cols[SHARD_OUT_VON_MISES],
-                           cols[SHARD_OUT_PLASTIC_STRAIN]);
+                           cols[SHARD_OUT_PLASTIC_STRAIN], cols[SHARD_OUT_INVERTED]);
     double *damage = cols[SHARD_OUT_DAMAGE];
     if (damage) {
         const shard_csr *bonds = c->ph->bonds;
@@ -85,6 +88,12 @@ static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, 
             damage[i] = b1 > b0 ? (double)broken / (double)(b1 - b0) : 0.0;
         }
     }
+}
+
+static size_t shard_matter_solid_inverted(const shard_matter_ctx *c, size_t *first)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    return shard_solid_inverted(c->ph->p, c->ph->bonds, c->bodies, &a, first);
 }
 
 static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf, size_t len)
@@ -118,7 +127,8 @@ const shard_matter shard_matter_solid = {
     .terms = shard_matter_solid_terms,
     .n_terms = 1,
     .outputs = 1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN |
-               1u << SHARD_OUT_DAMAGE,
+               1u << SHARD_OUT_DAMAGE | 1u << SHARD_OUT_INVERTED,
     .output = shard_matter_solid_output,
+    .inverted = shard_matter_solid_inverted,
     .describe = shard_matter_solid_describe,
 };

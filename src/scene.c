@@ -823,7 +823,10 @@ static const shard_scene_field material_rows[] = {
     {.key = "nu", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, nu),
      .r = IN('(', -1, 0.5, ')')},
     {.key = "volume_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_stiffness), .r = GE(0)},
+    {.key = "volume_barrier", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_barrier), .r = GE(0),
+     .def = {1.0}},
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, damping), .r = GE(0)},
+    {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
     {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},
     {.key = "contact", .kind = FK_MAP, .sub = &contact_section},
 };
@@ -1172,6 +1175,23 @@ static int shard_scene_parse_checkpoint(shard_scene_ctx *c, const shard_scene_no
     return shard_scene_parse_section(c, n, path, &checkpoint_section, o);
 }
 
+static const shard_scene_field relax_rows[] = {
+    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, tolerance), .r = IN('(', 0, 1, ')'),
+     .def = {1e-4}},
+    {.key = "max_steps", .kind = FK_INT, .offset = offsetof(shard_relax_def, max_steps), .r = GT(0), .def = {100000}},
+    {.key = "dt_safety", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, dt_safety), .r = IN('(', 0, 1, ']'),
+     .def = {0.9}},
+};
+static const shard_scene_section relax_section = SECTION(relax_rows, 0, NULL);
+
+static int shard_scene_parse_relax(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_relax_def *o = target;
+    o->enabled = 1;
+    shard_scene_make_loc(&o->loc, n, path);
+    return shard_scene_parse_section(c, n, path, &relax_section, o);
+}
+
 /* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
@@ -1224,6 +1244,7 @@ static const shard_scene_field top_rows[] = {
     {.key = "output", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, output), .parse = shard_scene_parse_output},
     {.key = "checkpoint", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, checkpoint), .parse = shard_scene_parse_checkpoint},
     {.key = "catalyst", .kind = FK_CUSTOM, .parse = shard_scene_parse_catalyst},
+    {.key = "relax", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, relax), .parse = shard_scene_parse_relax},
 };
 static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
 

@@ -17,6 +17,28 @@ void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double
     sp->yield = yield;
     sp->creep = creep;
     sp->max_plastic = max_plastic;
+    sp->kb = 0.0;
+}
+
+double shard_solid_barrier(double det, double *slope)
+{
+    if (det >= 1.0) {
+        *slope = 0.0;
+        return 0.0;
+    }
+    double J0 = SHARD_SOLID_BARRIER_J0;
+    if (det >= J0) {
+        double u = det - 1.0;
+        *slope = u * u * u / det;
+        return -log(det) + u - 0.5 * u * u + u * u * u / 3.0;
+    }
+    /* Below J0 (reached only by a particle already crushed or inverted): the quadratic continuation, finite
+     * for any det and still pushing towards a positive volume. */
+    double u = J0 - 1.0, d = det - J0;
+    double h0 = -log(J0) + u - 0.5 * u * u + u * u * u / 3.0, h1 = u * u * u / J0;
+    double h2 = u * u * (2.0 * J0 + 1.0) / (J0 * J0);
+    *slope = h1 + h2 * d;
+    return h0 + h1 * d + 0.5 * h2 * d * d;
 }
 
 /* Symmetric 3x3 in 6-component order (xx xy xz yy yz zz) <-> full row-major. */
@@ -180,8 +202,8 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
             S[m] += beta * (mu2 * Ed[m] + (diag ? lam * trd : 0.0));
     }
     shard_solid_mul_sym(J, S, P);
-    if (sp->kv > 0.0) {
-        /* Volume term k_v/2 (det J - 1)^2: its derivative is k_v (det J - 1) cof(J) (digest §2.6). */
+    if (sp->kv > 0.0 || sp->kb > 0.0) {
+        /* Volume terms k_v/2 (det J - 1)^2 (digest §2.6) and k_b h(det J): derivative (dU/d det) cof(J). */
         double cof[9];
         cof[0] = J[4] * J[8] - J[5] * J[7];
         cof[1] = J[5] * J[6] - J[3] * J[8];
@@ -194,6 +216,11 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
         cof[8] = J[0] * J[4] - J[1] * J[3];
         double det = J[0] * cof[0] + J[1] * cof[1] + J[2] * cof[2];
         double s = sp->kv * (det - 1.0);
+        if (sp->kb > 0.0) {
+            double slope;
+            shard_solid_barrier(det, &slope);
+            s += sp->kb * slope;
+        }
         for (int m = 0; m < 9; m++)
             P[m] += s * cof[m];
     }
@@ -328,7 +355,8 @@ void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const 
 }
 
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic)
+                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic,
+                        int32_t *inverted)
 {
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
         const shard_solid_params *s = &sp[p->body[i]];
@@ -338,15 +366,17 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         /* A copy and dt = 0: the material update then leaves the plastic strain exactly as it is. */
         memcpy(ep, a->eps_p + 6 * k, sizeof ep);
         shard_solid_material(s, J, Jd, ep, 0.0, P, S);
-        double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
-                     J[2] * (J[3] * J[7] - J[4] * J[6]);
-        /* sigma = P J^T / det J (row r of P times row c of J), symmetric: xx xy xz yy yz zz */
+        double det = shard_solid_det(J);
+        if (inverted)
+            inverted[i] = !(det > 0.0);
+        /* sigma = P J^T / det J (row r of P times row c of J), symmetric: xx xy xz yy yz zz; an inverted
+         * particle has no Cauchy stress (no current volume): it is written as 0 and flagged instead */
         static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
         double sg[6];
         for (int m = 0; m < 6; m++) {
             int r = idx[m][0], c = idx[m][1];
             double t = P[3 * r] * J[3 * c] + P[3 * r + 1] * J[3 * c + 1] + P[3 * r + 2] * J[3 * c + 2];
-            sg[m] = det > 0.0 ? t / det : NAN;
+            sg[m] = det > 0.0 ? t / det : 0.0;
         }
         if (sigma) {
             static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
@@ -360,6 +390,22 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         if (plastic)
             plastic[i] = shard_solid_norm6(a->eps_p + 6 * k);
     }
+}
+
+size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                            const shard_solid_arrays *a, size_t *first)
+{
+    size_t n = 0;
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        double J[9];
+        shard_solid_gradient(p, bonds, sp, a, i, J);
+        if (!(shard_solid_det(J) > 0.0)) {
+            if (n == 0 || p->gid[i] < p->gid[*first])
+                *first = i;
+            n++;
+        }
+    }
+    return n;
 }
 
 void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
@@ -380,10 +426,11 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         double tr = Ee[0] + Ee[3] + Ee[5];
         double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
         double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
-        if (s->kv > 0.0) {
-            double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
-                         J[2] * (J[3] * J[7] - J[4] * J[6]);
+        if (s->kv > 0.0 || s->kb > 0.0) {
+            double det = shard_solid_det(J), slope;
             U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
+            if (s->kb > 0.0)
+                U += s->kb * shard_solid_barrier(det, &slope);
         }
         add(ctx, p->volume[i] * U);
     }

@@ -17,7 +17,7 @@ import re
 import sys
 
 LAYER_OF_HEADER = {
-    "core": ["base.h", "fields.h", "geometry.h", "hash.h", "interval.h", "particles.h", "timer.h", "xsum.h"],
+    "core": ["base.h", "fields.h", "geometry.h", "hash.h", "interval.h", "pairlist.h", "particles.h", "timer.h", "xsum.h"],
     "physics": ["scene.h", "sample.h", "neighbor.h", "solid.h", "contact.h", "integrate.h", "matter.h",
                 "forces.h"],
     "decomposition": ["comm.h", "halo.h", "ghosts.h", "partition.h", "partition_stats.h"],

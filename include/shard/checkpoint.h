@@ -16,6 +16,9 @@
  *   /particles/<dataset name>  one per SHARD_FIELD_STATE row of the particle registry: (N) or (N, k)
  *   /<section>/global_id       (N_s) int64: the particles of a section (a matter module's kind: /solid)
  *   /<section>/<dataset name>  one per SHARD_FIELD_STATE row of the module's block: (N_s) or (N_s, k)
+ *   /<list>/count              (N) int32: entries of the particle in the same row in a pair list (a force
+ *                              term's memory, e.g. /contact_memory); /<list>/key (M) int64, /<list>/value
+ *                              (M, width) float64, row after row, keys increasing in each row
  *   /bonds/count               (N) int32: bonds of the particle in the same row
  *   /bonds/partner             (n_bonds) int64: partner global ids, row after row, each row increasing
  *   /bonds/broken              (n_bonds) uint8: 1 = broken (kept so that damage survives a restart)
@@ -31,6 +34,7 @@
 #define SHARD_CHECKPOINT_H
 
 #include "shard/comm.h"
+#include "shard/pairlist.h"
 #include "shard/particles.h"
 
 #define SHARD_CHECKPOINT_FORMAT_VERSION 2
@@ -43,11 +47,20 @@ typedef struct shard_checkpoint_section {
                                  * particles first .. first + n_owned - 1); reader: rows only */
 } shard_checkpoint_section;
 
+/* A pair list of the run (a force term's memory of its contacts): /<name>/count, /key, /value. */
+#define SHARD_CHECKPOINT_MAX_LISTS 8
+typedef struct shard_checkpoint_list {
+    const char *name;
+    const shard_pairlist *list; /* writer: rows = this rank's owned particles; reader: only its width is read */
+} shard_checkpoint_list;
+
 /* What the driver hands the writer: its owned particles and their bonds, and the run's scalars. */
 typedef struct shard_checkpoint_state {
     const shard_particles *p;   /* owned rows [0, n_owned) */
     int n_sections;
     const shard_checkpoint_section *sections;
+    int n_lists;
+    const shard_checkpoint_list *lists;
     const shard_csr *bonds;     /* local partner indices, rows sorted by partner global id */
     const uint8_t *broken;      /* per bond entry (NULL: none broken) */
     long step;
@@ -92,6 +105,7 @@ typedef struct shard_checkpoint_data {
     shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n */
     shard_block blocks[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section: its STATE rows, row = global id (n) */
     int8_t *section_of;         /* per global id: the section that holds the particle, or -1 */
+    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS]; /* per list asked for: rows = global ids (n) */
     shard_csr bonds;            /* rows = global ids, idx = partner global ids */
     uint8_t *broken;            /* per bond entry */
 } shard_checkpoint_data;
@@ -102,7 +116,8 @@ typedef struct shard_checkpoint_data {
  * no STATE row is neither written nor read.  Returns 0, or SHARD_EXIT_INPUT with "PATH: <what is wrong>" in
  * err; nothing is written anywhere. */
 int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
-                          shard_checkpoint_data *d, shard_error *err);
+                          int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
+                          shard_error *err);
 /* NULL-safe; zeroes the struct. */
 void shard_checkpoint_data_free(shard_checkpoint_data *d);
 

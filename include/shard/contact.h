@@ -1,40 +1,61 @@
-/* Contact: penalty contact between particles of different bodies and between particles and obstacles.
+/* Contact: penalty contact between particles of different bodies and between particles and obstacles, with
+ * stick-slip Coulomb friction.
  *
  * A contact between spheres of radius r_i, r_j (half the bodies' spacings) with overlap
  * delta = r_i + r_j - |x_j - x_i| > 0 pushes them apart with N = max(0, k delta - c_n v_n), where k is the
  * series stiffness k_i k_j / (k_i + k_j), c_n = 2 zeta sqrt(k m_eff) (zeta = the materials' mean damping
- * fraction) and v_n the normal approach velocity; Coulomb friction opposes the tangential slip with magnitude
- * min(mu N, c_t |v_t|), c_t = 2 sqrt(k m_eff) (critically damped regularisation of the stick regime),
- * mu = sqrt(mu_i mu_j).  Every pair formula is symmetric in i and j, so the force i receives is exactly the
- * negative of the one j receives, though each is computed by its own owner.  Obstacles are analytic (plane,
- * sphere, box), move with a prescribed velocity, and use their own friction and damping.  No history is
- * kept between steps, so results do not depend on when candidate lists are rebuilt.
+ * fraction) and v_n the normal approach velocity.  Friction is a tangential spring with memory (Cundall &
+ * Strack 1979): each contact keeps the elastic tangential displacement xi of the partner relative to the
+ * particle, turned into the current tangent plane and advanced by the tangential relative velocity times the
+ * step; the friction force is F_t = k_t xi + c_t v_t, k_t = the series tangential stiffness (Mindlin's ratio
+ * k_t/k = 2(1 - nu)/(2 - nu) of each material), c_t = 2 zeta sqrt(k_t m_eff).  Where |F_t| > mu N
+ * (mu = sqrt(mu_i mu_j)) the contact slips: F_t is scaled onto the Coulomb cone and xi = F_t / k_t.  So a body
+ * below its friction angle sticks (it moves only by the spring's elastic give, mu N / k_t), and a sliding one
+ * feels exactly mu N.  The memory is a row per owned particle of a pair list (pairlist.h) keyed by the
+ * partner's global id (by the obstacle's index for obstacles), read from last step's list and written to this
+ * step's; a contact that opens is dropped.  Every pair formula is symmetric in i and j and each side keeps the
+ * negated memory of the other, so the force i receives is exactly the negative of the one j receives, though
+ * each is computed by its own owner.  Obstacles are analytic (plane, sphere, box), move with a prescribed
+ * velocity, and use their own friction, damping and (when given) stiffness.
  */
 #ifndef SHARD_CONTACT_H
 #define SHARD_CONTACT_H
 
+#include "shard/pairlist.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
 
 typedef struct shard_contact_params { /* per body */
     double radius;    /* m: half the spacing */
-    double k;         /* N/m */
+    double k;         /* N/m, normal */
+    double kt;        /* N/m, tangential: Mindlin's ratio 2(1 - nu)/(2 - nu) times k */
     double zeta;      /* fraction of critical damping */
     double mu;        /* friction coefficient */
 } shard_contact_params;
 
 /* The contact constants of body b from its material and spacing: radius = spacing / 2, k = the material's
  * contact stiffness or, when 'auto', E * spacing (the stiffness of a cube of side `spacing` under uniaxial
- * load). Local. */
+ * load), k_t from k and the material's nu. Local. */
 void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_params *cp);
 
-/* f += forces from particle-particle contacts of owned particles with their candidates; returns the number of
- * active contacts. Local. */
+/* f += forces from particle-particle contacts of owned particles with their candidates, with the tangential
+ * memory of hist_in (may be NULL: none) advanced by the motion of the last dt (0 at start-up) into hist_out
+ * (rewritten: one row per owned particle); returns the number of active contacts. Local. */
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                           double *f);
+                           double dt, const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
 
-/* f += obstacle forces on owned particles at time t; returns the number of active contacts. Local. */
+/* The same for obstacles at time t (memory keyed by obstacle index). Local. */
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                               const shard_obstacle_def *obs, double t, double *f);
+                               const shard_obstacle_def *obs, double t, double dt, const shard_pairlist *hist_in,
+                               shard_pairlist *hist_out, double *f);
+
+/* The elastic energy of the contact springs at the current positions, 1/2 k delta^2 + 1/2 k_t |xi|^2 with the
+ * tangential displacements xi of `hist` (the latest memory; NULL: none), handed to add(acc, value) per contact
+ * side: each particle-particle contact is handed half by either owner, an obstacle contact whole. Local. */
+void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
+                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);
+void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
+                                    const shard_obstacle_def *obs, double t, const shard_pairlist *hist,
+                                    void (*add)(void *acc, double value), void *acc);
 
 #endif

@@ -19,6 +19,7 @@
 #define SHARD_MATTER_H
 
 #include "shard/fields.h"
+#include "shard/pairlist.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
 #include "shard/xsum.h"
@@ -32,6 +33,8 @@ typedef struct shard_phys {
     const uint8_t *broken;      /* per bond entry: 1 = broken */
     const shard_csr *cand;      /* contact candidates of the owned particles (local indices, by partner id) */
     double t, dt;               /* time of the positions, time step */
+    double dt_motion;           /* how far the positions advanced since the last force evaluation: dt in a step,
+                                 * 0 at start-up (what contact memory integrates) */
 } shard_phys;
 
 /* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a
@@ -40,6 +43,8 @@ typedef struct shard_matter_ctx {
     const shard_phys *ph;
     shard_block *block;         /* the module's block (NULL for common force terms) */
     void *bodies;
+    const shard_pairlist *memory_in; /* terms with a memory: last evaluation's (rows = owned particles) */
+    shard_pairlist *memory_out;      /* and this evaluation's, to be rewritten */
 } shard_matter_ctx;
 
 /* Places in the sum f = sum of terms, in increasing order (equal orders keep table order): every particle's
@@ -49,6 +54,7 @@ enum {
     SHARD_FORCE_ORDER_CLOTH = 200,
     SHARD_FORCE_ORDER_CONTACT = 300,
     SHARD_FORCE_ORDER_OBSTACLE = 400,
+    SHARD_FORCE_ORDER_MASS_DAMPING = 450,
     SHARD_FORCE_ORDER_RIGID = 500,
 };
 
@@ -71,6 +77,11 @@ typedef struct shard_force_term {
     double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
     const char *dt_name;         /* what limits dt ("contact") */
     double (*contact_radius)(const void *body_state);  /* contact terms: radius of a particle of the body */
+    /* A memory of the term's contacts from one evaluation to the next: a pair list (pairlist.h) of this many
+     * doubles per contact, under this name in checkpoints (0 / NULL: none).  The driver keeps two, hands the
+     * term last evaluation's and this one's, distributes and checkpoints it with the particles. */
+    int memory_width;
+    const char *memory_name;
     /* The passes: */
     void (*pass1)(const shard_matter_ctx *c, const int32_t *list, size_t n);
     int exchange_row;            /* block row forwarded between the passes (two-pass terms) */
@@ -99,6 +110,10 @@ typedef struct shard_matter {
     /* Fills cols[f] (n_owned rows of field f's type, zeroed; NULL where not wanted) for its owned particles at
      * their local index.  The bond ghosts' x and v are current. */
     void (*output)(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT]);
+    /* Particles the model cannot represent at the current positions (the solid: turned inside out, det J <= 0):
+     * their number among the owned ones, and in *first, when there are any, the local index of the one with the
+     * smallest global id (NULL: the kind has no such state).  The bond ghosts' x are current. */
+    size_t (*inverted)(const shard_matter_ctx *c, size_t *first);
     /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
     void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);
 } shard_matter;

@@ -13,6 +13,7 @@
 #define SHARD_PARTITION_H
 
 #include "shard/halo.h"
+#include "shard/pairlist.h"
 #include "shard/particles.h"
 
 /* Partitions the graph (CSR with global ids) into nparts parts; part[i] receives the part of vertex i and
@@ -27,6 +28,8 @@ typedef struct shard_partition_kinds {
     int n_modules;
     const int32_t *body_module;   /* n_bodies entries: module index of each body */
     const int *has_halo;          /* per module: 1 when its bodies have bonds (a halo plan is created) */
+    int n_lists;                  /* pair lists (the memories of force terms) */
+    const shard_pairlist *all_lists; /* rank 0: n_lists lists with row = global id (n = 0: empty); others: NULL */
 } shard_partition_kinds;
 
 /* Collective.  The start-up and restart distribution.  Rank 0 passes the whole run: `all` holds every particle
@@ -39,12 +42,13 @@ typedef struct shard_partition_kinds {
  * global id, with their SHARD_FIELD_GHOST rows; blocks[m] (rows set by the caller with shard_block_init) sized
  * to module m's owned particles and ghosts with its STATE rows filled; its bonds as local indices (rows in
  * increasing partner id) with their broken flags in *broken (reallocated; may be NULL to skip); and halos[m]
- * for every module with has_halo[m] (NULL otherwise).  x_build = x for owned particles.  The partition is
+ * for every module with has_halo[m] (NULL otherwise), and lists[q] (width set by the caller) with the rows of its
+ * owned particles from kinds->all_lists[q].  x_build = x for owned particles.  The partition is
  * METIS's for the current rank count, so a restart on any number of ranks goes through here too.  Returns 0, or
  * the same error on every rank when METIS fails. */
 int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds, const shard_particles *all,
                                const shard_block *all_blocks, const shard_csr *g, const uint8_t *g_broken,
                                shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                               shard_halo **halos, int64_t *edge_cut, shard_error *err);
+                               shard_halo **halos, shard_pairlist *lists, int64_t *edge_cut, shard_error *err);
 
 #endif

@@ -73,7 +73,19 @@ typedef struct shard_diag {
     double momentum[3];        /* kg m/s */
     double max_speed;          /* m/s */
     int64_t contacts;          /* active particle-particle + obstacle contacts at the last force evaluation */
+    int64_t inverted;          /* particles turned inside out (solid: det J <= 0) */
+    int64_t inverted_first;    /* the smallest global id among them (-1: none), its body and position */
+    int inverted_body;
+    double inverted_x[3];
 } shard_diag;
+/* Collective: the scene's `relax` stage (dynamic relaxation to static equilibrium, src/driver/relax.c), once,
+ * before the first step of a run that did not restart; shard_sim_run calls it.  Prints its progress on rank 0
+ * unless quiet (a line every run.diagnostics_every steps).  Returns 0 (also without a relax section), or
+ * SHARD_EXIT_RUNTIME with the same *err on every rank when it did not converge within relax.max_steps. */
+int shard_sim_relax(shard_sim *s, int quiet, shard_error *err);
+/* Steps the relax stage took (-1: none ran) and its final unbalanced force over its value at the start. */
+long shard_sim_relax_steps(const shard_sim *s, double *ratio);
+
 /* Collective: global diagnostics.  Every sum is exact (shard_comm_xsum), so the figures have the same bits on
  * any number of ranks. */
 shard_diag shard_sim_diagnostics(shard_sim *s);

@@ -19,7 +19,9 @@ typedef struct shard_material {
     double E;                /* Young's modulus, Pa, > 0 */
     double nu;               /* Poisson ratio, in (-1, 0.5) */
     double volume_stiffness; /* k_v, Pa, >= 0 (default 0) */
+    double volume_barrier;   /* inversion barrier in units of the bulk modulus, >= 0 (default 1; 0: none) */
     double damping;          /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
+    double mass_damping;     /* mass-proportional (Rayleigh alpha) damping rate, 1/s, >= 0 (default 0) */
     double yield;            /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */
     double creep;            /* plastic creep rate, 1/s, >= 0 (default 0: no plasticity) */
     double max_plastic;      /* cap on the norm of the plastic strain, >= 0 (default 0: no plasticity) */
@@ -76,6 +78,15 @@ typedef struct shard_output_def {
     shard_src_loc loc;
 } shard_output_def;
 
+/* Dynamic relaxation to static equilibrium before the dynamic run (the scene's `relax` section). */
+typedef struct shard_relax_def {
+    int enabled;              /* the scene has a `relax` section */
+    double tolerance;         /* stop when |unbalanced force| <= tolerance x its value at the start (default 1e-4) */
+    long max_steps;           /* give up (an error) after this many steps (default 100000) */
+    double dt_safety;         /* the relaxation's CFL safety factor (default 0.9) */
+    shard_src_loc loc;
+} shard_relax_def;
+
 typedef struct shard_checkpoint_def {
     int enabled;              /* the scene has a `checkpoint` section */
     shard_interval interval;
@@ -106,6 +117,7 @@ typedef struct shard_scene {
     shard_obstacle_def *obstacles;
     shard_output_def output;
     shard_checkpoint_def checkpoint;
+    shard_relax_def relax;
     int n_catalyst;
     shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
 } shard_scene;

@@ -14,9 +14,19 @@
  *                                     we keep the textbook strain and the exact energy derivative below.
  *   plastic: Ee = E - Ep; if |Ee| > yield: Ep += (1 - exp(-creep dt)) (1 - yield/|Ee|) Ee; |Ep| capped at max
  *   S      = lambda tr(Ee) I + 2 mu Ee + beta (lambda tr(Edot) I + 2 mu Edot),  Edot = sym(J^T Jdot)
- *   P      = J S + k_v (det J - 1) cof(J)                   first Piola-Kirchhoff stress (+ volume term §2.6)
+ *   P      = J S + [k_v (det J - 1) + k_b h'(det J)] cof(J)  first Piola-Kirchhoff stress (+ volume terms)
+ *            k_v/2 (det J - 1)^2 is the thesis's volume term (§2.6); k_b h(det J) is a barrier against
+ *            inversion (below), k_b = volume_barrier x the bulk modulus E / (3 (1 - 2 nu))
  *   B_i    = v_i P_i A_i^+
  *   f_i    = sum_j w_ij (B_i + B_j) x_ij                    exact -dW/du_i of W = sum v_i U(J_i)
+ * Barrier: St Venant-Kirchhoff's energy stays bounded as a particle is crushed (uniaxially, its stress peaks
+ * at a stretch of 1/sqrt(3) and falls to zero at 0), so nothing stops a particle from turning inside out.
+ * h(J) = -ln J + (J - 1) - (J - 1)^2/2 + (J - 1)^3/3 for J < 1, 0 for J >= 1, is the logarithmic volume
+ * energy -ln J of compressible neo-Hookean models (Ciarlet 1988; Bonet & Wood 2008) less its Taylor
+ * polynomial to third order at J = 1: h'(J) = (J - 1)^3 / J, so h = O((J - 1)^4) and the small-strain response (wave
+ * speed, Hooke's law) is St Venant-Kirchhoff's exactly to third order, while h -> infinity as J -> 0.  Below
+ * J0 = SHARD_SOLID_BARRIER_J0 h continues as its quadratic Taylor polynomial at J0 (finite for any J, still
+ * pushing towards a positive volume), for a particle crushed beyond it within one step.
  * The last line is the gather form of the paper's scatter "f_j += F_e d_j, f_i += F_e d_i" (eq. 6.7-6.8): with
  * symmetric bonds (one support radius per body) every term a particle receives is computed by its owner from
  * its own and its partners' B, so no force is ever scattered to a ghost.  Edot is the rate of Green strain: it
@@ -36,9 +46,20 @@ typedef struct shard_solid_params {
     double yield;        /* plastic yield on |Ee| (Frobenius norm) */
     double creep;        /* 1/s */
     double max_plastic;  /* cap on |Ep| */
+    double kb;           /* inversion barrier modulus (Pa); 0: none */
 } shard_solid_params;
 
-/* Fills params from a material (E, nu) and support radius h. Local. */
+#define SHARD_SOLID_BARRIER_J0 0.1
+
+static inline double shard_solid_det(const double J[9])
+{
+    return J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) + J[2] * (J[3] * J[7] - J[4] * J[6]);
+}
+
+/* The barrier energy h(det) (above) and its slope h'(det) into *slope. */
+double shard_solid_barrier(double det, double *slope);
+
+/* Fills params from a material (E, nu) and support radius h; no barrier (kb = 0). Local. */
 void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double kv, double beta, double yield,
                              double creep, double max_plastic, double h);
 
@@ -108,17 +129,23 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
 /* What the output shows of the solid, for the block's owned particles at the current x, v (owned and bond
  * ghosts must be current), written at their local index i (columns over all owned particles): the Cauchy
  * stress sigma = P J^T / det J (9 per particle, Pa, the full symmetric 3x3 tensor row by row, so that every
- * reader sees the same components; NaN where det J <= 0, an inverted particle), its von Mises equivalent
- * sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
+ * reader sees the same components; 0 where det J <= 0, an inverted particle, flagged 1 in `inverted`), its
+ * von Mises equivalent sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
  * Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
  * terms); the plastic strain is read, never advanced, so calling this never changes the state.  Any output
  * pointer may be NULL.  Local. */
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic);
+                        const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic,
+                        int32_t *inverted);
+
+/* The number of owned particles of the block with det J <= 0 (inverted) at the current positions, and in
+ * *first (when there is one) the local index of the one with the smallest global id. Local. */
+size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                            const shard_solid_arrays *a, size_t *first);
 
 /* Elastic energy v_i U_i of each owned particle of the block at the current positions (plastic strain held
- * fixed; U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2), handed to add(ctx, value) one particle at a
- * time in local order (the caller sums them exactly, so the order does not matter).  Local. */
+ * fixed; U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2 + k_b h(det J)), handed to add(ctx, value)
+ * one particle at a time in local order (the caller sums them exactly, so the order does not matter).  Local. */
 void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx);
 

@@ -101,6 +101,7 @@ void shard_sim_report(shard_sim *s)
     shard_comm_gather(s->comm, mine, NV, all);
     uint64_t hash = shard_sim_hash(s);
     shard_diag d = shard_sim_diagnostics(s);
+    shard_sim_warn_inverted(s, &d);
     double *bodies = shard_sim_body_stats(s);
     if (rank != 0) {
         free(bodies);
@@ -156,8 +157,9 @@ void shard_sim_report(shard_sim *s)
         if (n_ck > 0)
             printf("Last checkpoint: %s\n", shard_checkpoint_last_path(s->ckpt));
     }
-    printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e\n", shard_sim_time(s),
-           d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2]);
+    printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e, inverted %lld\n",
+           shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2],
+           (long long)d.inverted);
     shard_sim_print_bodies(s, bodies);
     free(bodies);
     printf("State hash: %016llx\n", (unsigned long long)hash);

@@ -128,8 +128,16 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
     int64_t contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
     shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
     int n_sec = shard_sim_checkpoint_sections(s, sec);
+    /* The force terms' memories, each under its name (the latest: memory[cur]). */
+    shard_checkpoint_list lists[SHARD_CHECKPOINT_MAX_LISTS];
+    int n_lists = 0;
+    for (int k = 0; k < s->n_terms && n_lists < SHARD_CHECKPOINT_MAX_LISTS; k++)
+        if (s->term[k].def->memory_width > 0)
+            lists[n_lists++] = (shard_checkpoint_list){s->term[k].def->memory_name,
+                                                       &s->term[k].memory[s->term[k].cur]};
     shard_checkpoint_state st = {
-        .p = &s->p, .n_sections = n_sec, .sections = sec, .bonds = &s->bonds, .broken = s->bond_broken,
+        .p = &s->p, .n_sections = n_sec, .sections = sec, .n_lists = n_lists, .lists = lists,
+        .bonds = &s->bonds, .broken = s->bond_broken,
         .step = s->step, .dt = s->dt, .contacts = contacts, .state_hash = shard_sim_hash(s),
         .scene_path = s->scene.path, .scene_text = s->scene.text, .scene_len = s->scene.text_len,
     };
@@ -170,10 +178,32 @@ static void shard_sim_format_duration(double sec, char *buf, size_t len)
         snprintf(buf, len, "%.1f h", sec / 3600.0);
 }
 
+void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d)
+{
+    if (d->inverted == 0 || s->warned_inverted)
+        return;
+    s->warned_inverted = 1;
+    if (shard_comm_rank(s->comm) != 0)
+        return;
+    const shard_scene *sc = &s->scene;
+    int b = d->inverted_body >= 0 && d->inverted_body < sc->n_bodies ? d->inverted_body : 0;
+    fprintf(stderr,
+            "shard: warning: step %ld: %lld particle(s) turned inside out (det J <= 0); the first, particle %lld "
+            "of body '%s', is at (%.6g, %.6g, %.6g) m.  Their stress is written as 0 and flagged in the output "
+            "field 'inverted'; a stronger volume_barrier, a smaller dt_safety or a finer spacing prevents it.  "
+            "(Printed once per run; the diagnostics count them.)\n",
+            s->step, (long long)d->inverted, (long long)d->inverted_first, sc->bodies[b].name, d->inverted_x[0],
+            d->inverted_x[1], d->inverted_x[2]);
+}
+
 void shard_sim_run(shard_sim *s, int quiet)
 {
     int rank = shard_comm_rank(s->comm);
     long every = s->scene.run.diagnostics_every;
+    shard_error e;
+    if (shard_sim_relax(s, quiet, &e))
+        shard_fail_all(s->comm, e.code, e.msg);
+    shard_timer_clear(&s->timer); /* the table is the dynamic run's */
     double t0 = shard_wtime(), last_print = t0;
     shard_timer_start(&s->timer, t0);
     if (rank == 0 && !quiet)
@@ -188,9 +218,10 @@ void shard_sim_run(shard_sim *s, int quiet)
             shard_diag d = shard_sim_diagnostics(s);
             if (rank == 0 && !quiet)
                 printf("diag step %ld t %.6e  kinetic %.6e J  elastic %.6e J  momentum %.3e %.3e %.3e  "
-                       "max|v| %.3e  contacts %lld\n",
+                       "max|v| %.3e  contacts %lld  inverted %lld\n",
                        s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
-                       d.momentum[2], d.max_speed, (long long)d.contacts);
+                       d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
+            shard_sim_warn_inverted(s, &d);
             shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
         }
         if (rank == 0 && !quiet) {

@@ -98,6 +98,13 @@ static void shard_sim_merge_terms(shard_sim *s, const shard_sim_tables *t)
         else if (first_one_pass == n)
             first_one_pass = i;
     }
+    for (int i = 0; i < n; i++) {
+        shard_sim_term *tm = &s->term[i];
+        if (tm->def->memory_width > 0 && tm->def->pass1)
+            shard_fatal(SHARD_EXIT_INTERNAL, "force term '%s': a memory is for one-pass terms", tm->def->name);
+        shard_pairlist_init(&tm->memory[0], tm->def->memory_width);
+        shard_pairlist_init(&tm->memory[1], tm->def->memory_width);
+    }
     if (last_two_pass > first_one_pass)
         shard_fatal(SHARD_EXIT_INTERNAL, "force term '%s' has two passes but comes after the one-pass term '%s' in "
                     "the force order", s->term[last_two_pass].def->name, s->term[first_one_pass].def->name);
@@ -407,6 +414,38 @@ static void shard_sim_io_setup(shard_sim *s)
 #endif
 }
 
+int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes)
+{
+    int n = 0;
+    for (int m = 0; m < t->n_modules; m++)
+        for (int q = 0; q < t->modules[m]->n_terms; q++) {
+            const shard_force_term *ft = t->modules[m]->terms[q];
+            if (ft->memory_width > 0 && n < SHARD_CHECKPOINT_MAX_LISTS) {
+                shard_pairlist_init(&shapes[n], ft->memory_width);
+                lists[n] = (shard_checkpoint_list){.name = ft->memory_name, .list = &shapes[n]};
+                n++;
+            }
+        }
+    for (int q = 0; q < t->n_terms; q++)
+        if (t->terms[q]->memory_width > 0 && n < SHARD_CHECKPOINT_MAX_LISTS) {
+            shard_pairlist_init(&shapes[n], t->terms[q]->memory_width);
+            lists[n] = (shard_checkpoint_list){.name = t->terms[q]->memory_name, .list = &shapes[n]};
+            n++;
+        }
+    return n;
+}
+
+int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int n, shard_sim_term **out)
+{
+    for (int q = 0; q < n; q++) {
+        out[q] = NULL;
+        for (int k = 0; k < s->n_terms; k++)
+            if (s->term[k].def->memory_width > 0 && strcmp(s->term[k].def->memory_name, lists[q].name) == 0)
+                out[q] = &s->term[k];
+    }
+    return n;
+}
+
 const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf)
 {
     *buf = t ? *t : (shard_sim_tables){0};
@@ -437,6 +476,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     s->comm = c;
     s->last_output = -1;
     s->restarted_at = -1;
+    s->relax_steps = -1;
     /* Every rank parses the same text and so reaches the same verdict: no communication needed. */
     int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
     free(buf);
@@ -536,13 +576,27 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     for (int m = 0; m < s->n_modules; m++)
         s->mod[m].has_bonds = has_halo[m];
     shard_halo **halos = shard_calloc((size_t)s->n_modules + 1, sizeof *halos);
-    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo};
+    /* The force terms' memories travel with the particles: empty at a start, the checkpoint's at a restart. */
+    shard_checkpoint_list mem_desc[SHARD_CHECKPOINT_MAX_LISTS];
+    shard_pairlist mem_shape[SHARD_CHECKPOINT_MAX_LISTS], mem_all[SHARD_CHECKPOINT_MAX_LISTS],
+        mem_mine[SHARD_CHECKPOINT_MAX_LISTS];
+    shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS];
+    int n_mem = shard_sim_memory_descs(tables, mem_desc, mem_shape);
+    shard_sim_memory_terms(s, mem_desc, n_mem, mem_term);
+    for (int q = 0; q < n_mem; q++) {
+        mem_all[q] = rank == 0 && restart ? ck->lists[q] : mem_shape[q];
+        mem_mine[q] = mem_term[q]->memory[mem_term[q]->cur];
+    }
+    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
+                                   .n_lists = n_mem, .all_lists = rank == 0 ? mem_all : NULL};
     shard_block *blocks = shard_calloc((size_t)s->n_modules + 1, sizeof *blocks);
     for (int m = 0; m < s->n_modules; m++)
         blocks[m] = s->mod[m].block;
     rc = shard_partition_distribute(c, &kinds, rank == 0 ? &all : NULL, rank == 0 ? all_blocks : NULL,
                                     rank == 0 ? graph : NULL, graph_broken, &s->p, blocks, &s->bonds,
-                                    &s->bond_broken, halos, &s->edge_cut, err);
+                                    &s->bond_broken, halos, mem_mine, &s->edge_cut, err);
+    for (int q = 0; q < n_mem; q++)
+        mem_term[q]->memory[mem_term[q]->cur] = mem_mine[q];
     for (int m = 0; m < s->n_modules; m++) {
         s->mod[m].block = blocks[m];
         s->mod[m].halo = halos[m];
@@ -609,6 +663,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     /* A restart has the accelerations of the last force evaluation (made with the half-step velocities, so
      * they cannot be recomputed from the state) and the plastic strain after it: evaluating the forces again
      * would advance the plastic strain a second time.  It only needs the contact ghosts. */
+    s->phys.dt_motion = 0.0; /* the start-up evaluation: nothing has moved yet */
     if (restart)
         shard_sim_rebuild(s);
     else
@@ -649,7 +704,8 @@ static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard
     size_t len = 0;
     char scene_path[SHARD_PATH_MAX];
     snprintf(scene_path, sizeof scene_path, "%s", path ? path : "");
-    /* The sections to read: one per module of the tables, rows from the module (a scratch block each). */
+    /* The sections to read: one per module of the tables, rows from the module (a scratch block each); and the
+     * memories of the force terms (shard_sim_memory_descs). */
     shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
     shard_block rows[SHARD_CHECKPOINT_MAX_SECTIONS];
     int n_sec = t->n_modules < SHARD_CHECKPOINT_MAX_SECTIONS ? t->n_modules : SHARD_CHECKPOINT_MAX_SECTIONS;
@@ -657,7 +713,10 @@ static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard
         shard_block_init(&rows[m], t->modules[m]->rows, t->modules[m]->n_rows);
         sec[m] = (shard_checkpoint_section){.name = t->modules[m]->kind, .block = &rows[m]};
     }
-    if (rank == 0 && shard_checkpoint_load(ov->restart, n_sec, sec, &ck, err) == 0) {
+    shard_checkpoint_list lists[SHARD_CHECKPOINT_MAX_LISTS];
+    shard_pairlist shapes[SHARD_CHECKPOINT_MAX_LISTS];
+    int n_lists = shard_sim_memory_descs(t, lists, shapes);
+    if (rank == 0 && shard_checkpoint_load(ov->restart, n_sec, sec, n_lists, lists, &ck, err) == 0) {
         if (path) {
             if (shard_file_read_all(path, "scene file", SHARD_SCENE_MAX_BYTES, &text, &len, err) == 0 &&
                 (len != ck.scene_len || memcmp(text, ck.scene_text, len) != 0))
@@ -758,8 +817,11 @@ void shard_sim_destroy(shard_sim **sp)
         shard_halo_destroy(&s->mod[m].halo);
         free(s->mod[m].bodies), free(s->mod[m].inner), free(s->mod[m].outer);
     }
-    for (int k = 0; k < s->n_terms; k++)
+    for (int k = 0; k < s->n_terms; k++) {
         free(s->term[k].own_bodies);
+        shard_pairlist_free(&s->term[k].memory[0]);
+        shard_pairlist_free(&s->term[k].memory[1]);
+    }
     free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);

@@ -42,6 +42,8 @@ typedef struct shard_sim_term {
     void *own_bodies;             /* common terms: their per-body state (n_bodies entries of def->body_bytes) */
     shard_matter_ctx ctx;         /* what its hooks see */
     int phase;                    /* timer phase index */
+    shard_pairlist memory[2];     /* terms with a memory: memory[cur] is the latest, the other the next */
+    int cur;
 } shard_sim_term;
 
 struct shard_sim {
@@ -77,6 +79,9 @@ struct shard_sim {
     shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
     long last_output;             /* step of the last output written or inherited from a restart, or -1 */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
+    int warned_inverted;          /* the warning about inverted particles has been printed */
+    long relax_steps;             /* steps of the relax stage, -1 before it ran (or without one) */
+    double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
     size_t col_cap[SHARD_OUT_COUNT];
 };
@@ -89,6 +94,15 @@ const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shar
 /* setup.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
+
+/* run.c: rank 0 prints, once per run, a warning naming the first inverted particle of diagnostics d. */
+void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
+
+/* setup.c: the force terms with a memory in the tables t (module terms in module order, then common terms):
+ * their checkpoint names, with shapes[q] (an empty list of the right width) as lists[q].list; returns how many.
+ * shard_sim_memory_terms finds them in a run's merged table, in the same order. */
+int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes);
+int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int n, shard_sim_term **out);
 
 /* setup.c: the checkpoint sections of the run, one per module in module order (at most
  * SHARD_CHECKPOINT_MAX_SECTIONS modules; checked at set-up); returns their count. */

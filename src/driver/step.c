@@ -173,7 +173,12 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
             const shard_sim_module *md = &s->mod[t->module];
             t->def->add(&t->ctx, s->f, md->outer, md->n_outer, 1);
         } else {
+            shard_sim_term *tm = &s->term[k];
+            tm->ctx.memory_in = &tm->memory[tm->cur];
+            tm->ctx.memory_out = &tm->memory[1 - tm->cur];
             contacts += (int64_t)t->def->add(&t->ctx, s->f, NULL, p->n_owned, 1);
+            if (t->def->memory_width > 0)
+                tm->cur = 1 - tm->cur;
         }
         shard_timer_stamp(&s->timer, t->phase, shard_wtime());
     }
@@ -190,6 +195,7 @@ void shard_sim_step(shard_sim *s)
     shard_integrate_kick(p, h);
     shard_integrate_drift(p, s->dt);
     s->step++;
+    s->phys.dt_motion = s->dt;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
     shard_sim_forces(s, 0);
     shard_integrate_kick(p, h);
@@ -221,5 +227,33 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         d.momentum[k] = shard_xsum_round(&acc[MOM + k]);
     d.contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
     d.max_speed = sqrt(shard_comm_max(s->comm, vmax));
+    /* Inverted particles: how many, and where the one with the smallest global id is (its owner alone adds
+     * its position and body into an exact sum, so every rank gets them bit for bit). */
+    int64_t inverted = 0;
+    size_t first = 0;
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        if (!md->def->inverted)
+            continue;
+        shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
+        size_t f = 0, n = md->def->inverted(&mc, &f);
+        if (n && (inverted == 0 || p->gid[f] < p->gid[first]))
+            first = f;
+        inverted += (int64_t)n;
+    }
+    d.inverted = shard_comm_sum_i64(s->comm, inverted);
+    d.inverted_first = -1;
+    if (d.inverted > 0) {
+        double mine = inverted ? -(double)p->gid[first] : -INFINITY;
+        double lowest = -shard_comm_max(s->comm, mine);
+        int owner = inverted && -mine == lowest;
+        double where[4] = {owner ? p->x[3 * first] : 0.0, owner ? p->x[3 * first + 1] : 0.0,
+                           owner ? p->x[3 * first + 2] : 0.0, owner ? (double)p->body[first] : 0.0};
+        double got[4];
+        shard_comm_sum_exact(s->comm, where, owner ? 1 : 0, 4, got);
+        d.inverted_first = (int64_t)lowest;
+        memcpy(d.inverted_x, got, sizeof d.inverted_x);
+        d.inverted_body = (int)got[3];
+    }
     return d;
 }

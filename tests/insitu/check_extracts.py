@@ -18,6 +18,7 @@ from vtkmodules.vtkCommonDataModel import vtkCompositeDataSet
 from vtkmodules.vtkIOXML import vtkXMLPartitionedDataSetCollectionReader
 
 ARRAYS = {"velocity": 3, "displacement": 3, "stress": 9, "von_mises": 1, "plastic_strain": 1, "damage": 1,
+          "inverted": 1,
           "body": 1, "material": 1, "rank": 1, "global_id": 1}
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]

@@ -30,7 +30,7 @@ typedef struct test_block {
     size_t n;
     int64_t first;
     int64_t *gid;
-    int32_t *body, *material;
+    int32_t *body, *material, *inverted;
     double *X, *x, *v, *u, *stress, *vm, *plastic, *damage;
 } test_block;
 
@@ -44,6 +44,7 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
     b->gid = shard_malloc(n * sizeof *b->gid + 1);
     b->body = shard_malloc(n * sizeof *b->body + 1);
     b->material = shard_malloc(n * sizeof *b->material + 1);
+    b->inverted = shard_malloc(n * sizeof *b->inverted + 1);
     b->X = shard_malloc(3 * n * sizeof *b->X + 1);
     b->x = shard_malloc(3 * n * sizeof *b->x + 1);
     b->v = shard_malloc(3 * n * sizeof *b->v + 1);
@@ -62,12 +63,13 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
         b->X[3 * i + 2] = (double)iz * h;
         b->body[i] = 2 * ix < dims[0] ? 0 : 1;
         b->material[i] = b->body[i];
+        b->inverted[i] = 0;
     }
 }
 
 static void test_block_free(test_block *b)
 {
-    free(b->gid), free(b->body), free(b->material), free(b->X), free(b->x), free(b->v), free(b->u);
+    free(b->gid), free(b->body), free(b->material), free(b->inverted), free(b->X), free(b->x), free(b->v), free(b->u);
     free(b->stress), free(b->vm), free(b->plastic), free(b->damage);
 }
 
@@ -167,6 +169,7 @@ int main(int argc, char **argv)
             [SHARD_OUT_GLOBAL_ID] = b.gid, [SHARD_OUT_VELOCITY] = b.v, [SHARD_OUT_DISPLACEMENT] = b.u,
             [SHARD_OUT_STRESS] = b.stress, [SHARD_OUT_VON_MISES] = b.vm, [SHARD_OUT_PLASTIC_STRAIN] = b.plastic,
             [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_BODY] = b.body, [SHARD_OUT_MATERIAL] = b.material,
+            [SHARD_OUT_INVERTED] = b.inverted,
         };
         shard_column cols[SHARD_OUT_COUNT];
         int n_cols = 0;

@@ -2,10 +2,11 @@
  * checked against the closed forms of the model on hand-built stores of two to four particles (one rank, every
  * particle owned, candidate lists built by hand or by shard_neighbor_contacts).
  *
- * Pair constants: k = k_i k_j / (k_i + k_j), m_eff = m_i m_j / (m_i + m_j), zeta = (zeta_i + zeta_j) / 2,
- * mu = sqrt(mu_i mu_j); N = max(0, k delta - 2 zeta sqrt(k m_eff) v_n), friction min(mu N, 2 sqrt(k m_eff) |v_t|)
- * against the slip.  The two bodies' constants below are chosen so that these come out round: k = 75 kN/m,
- * m_eff = 1.2 kg, sqrt(k m_eff) = 300, zeta = 0.15, mu = 0.6. */
+ * Pair constants: k = k_i k_j / (k_i + k_j), k_t likewise, m_eff = m_i m_j / (m_i + m_j),
+ * zeta = (zeta_i + zeta_j) / 2, mu = sqrt(mu_i mu_j); N = max(0, k delta - 2 zeta sqrt(k m_eff) v_n); friction
+ * F_t = k_t xi + 2 zeta sqrt(k_t m_eff) v_t with xi the remembered tangential displacement (advanced by v_t dt
+ * each step), held to |F_t| <= mu N.  The two bodies' constants below are chosen so that these come out round:
+ * k = 75 kN/m, k_t = 60 kN/m, m_eff = 1.2 kg, sqrt(k m_eff) = 300, zeta = 0.15, mu = 0.6. */
 #include "shard/contact.h"
 #include "shard/neighbor.h"
 #include "test.h"
@@ -14,11 +15,14 @@
 #include <string.h>
 
 static const shard_contact_params CP[2] = {
-    {.radius = 0.05, .k = 1.0e5, .zeta = 0.2, .mu = 0.4},
-    {.radius = 0.03, .k = 3.0e5, .zeta = 0.1, .mu = 0.9},
+    {.radius = 0.05, .k = 1.0e5, .kt = 0.8e5, .zeta = 0.2, .mu = 0.4},
+    {.radius = 0.03, .k = 3.0e5, .kt = 2.4e5, .zeta = 0.1, .mu = 0.9},
 };
 static const double K_SERIES = 75000.0, M_EFF = 1.2, ZETA = 0.15, MU = 0.6, CRIT = 600.0; /* CRIT = 2 sqrt(k m) */
+static const double KT_SERIES = 60000.0;
+#define CRIT_T (2.0 * sqrt(KT_SERIES * M_EFF)) /* 2 sqrt(k_t m_eff) */
 static const double MASS[2] = {2.0, 3.0};
+static shard_pairlist scratch; /* this step's memory where a test does not look at it */
 
 /* A 3-4-5 normal and a unit tangent orthogonal to it. */
 static const double NRM[3] = {0.6, 0.0, 0.8}, TAN[3] = {0.8, 0.0, -0.6};
@@ -64,8 +68,22 @@ static int bits_negated(const double *a, const double *b)
 }
 
 /* One pair: particle 0 (body 0) at the origin with velocity v0, particle 1 (body 1) at distance
- * r0 + r1 - delta along NRM with velocity v1.  Returns the active count and the two forces. */
+ * r0 + r1 - delta along NRM with velocity v1, a first touch (no memory, dt = 0).  Returns the active count and
+ * the two forces. */
+static size_t pair_step(double delta, const double v0[3], const double v1[3], double dt, const shard_pairlist *in,
+                        shard_pairlist *out, double f[6]);
 static size_t pair_force(double delta, const double v0[3], const double v1[3], double f[6])
+{
+    shard_pairlist out;
+    shard_pairlist_init(&out, 3);
+    size_t n = pair_step(delta, v0, v1, 0.0, NULL, &out, f);
+    shard_pairlist_free(&out);
+    return n;
+}
+
+/* The same with memory: last step's list `in` (may be NULL), this step's into `out`, after a step dt. */
+static size_t pair_step(double delta, const double v0[3], const double v1[3], double dt, const shard_pairlist *in,
+                        shard_pairlist *out, double f[6])
 {
     int body[2] = {0, 1};
     double d = CP[0].radius + CP[1].radius - delta;
@@ -76,7 +94,7 @@ static size_t pair_force(double delta, const double v0[3], const double v1[3], d
     shard_csr cand = {0};
     all_pairs(&p, &cand);
     memset(f, 0, 6 * sizeof *f);
-    size_t n = shard_contact_pairs(&p, &cand, CP, f);
+    size_t n = shard_contact_pairs(&p, &cand, CP, dt, in, out, f);
     shard_csr_free(&cand);
     shard_particles_free(&p);
     return n;
@@ -130,14 +148,15 @@ static void test_pair_friction(void)
 {
     const double delta = 1e-3, zero[3] = {0, 0, 0};
     double N = K_SERIES * delta;
-    /* slow slip: c_t |v_t| = 600 * 0.01 = 6 N < mu N = 45 N (viscous); fast: 600 * 1 > 45 (Coulomb) */
+    /* a first touch (no memory yet, dt = 0): only the tangential dashpot acts.  Slow slip:
+     * zeta c_t |v_t| = 0.15 * 536.7 * 0.01 = 0.805 N < mu N = 45 N; fast: 80.5 N > 45 N (Coulomb) */
     const double slips[2] = {0.01, 1.0};
     for (int s = 0; s < 2; s++) {
         double w = slips[s];
         double v1[3] = {w * TAN[0], w * TAN[1], w * TAN[2]}; /* j slides along TAN, i is at rest */
         double f[6];
         size_t n = pair_force(delta, zero, v1, f);
-        double ft_expect = fmin(MU * N, CRIT * w);
+        double ft_expect = fmin(MU * N, ZETA * CRIT_T * w);
         double ft = f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2]; /* i is dragged along j's slip */
         double fn = -(f[0] * NRM[0] + f[1] * NRM[1] + f[2] * NRM[2]);
         SHARD_ENSURE(n == 2);
@@ -147,9 +166,9 @@ static void test_pair_friction(void)
         /* j's friction opposes its own slip */
         SHARD_ENSURE_NEAR(f[3] * TAN[0] + f[4] * TAN[1] + f[5] * TAN[2], -ft_expect, 1e-9);
         SHARD_ENSURE(bits_negated(f, f + 3));
-        printf("slip %g m/s (%s): friction on i %.15g N along the slip, expected min(mu N = %g, c_t |v_t| = %g)"
+        printf("first touch, slip %g m/s (%s): friction on i %.15g N, expected min(mu N = %g, zeta c_t |v_t| = %g)"
                " = %g\n",
-               w, s == 0 ? "viscous" : "Coulomb", ft, MU * N, CRIT * w, ft_expect);
+               w, s == 0 ? "dashpot" : "Coulomb", ft, MU * N, ZETA * CRIT_T * w, ft_expect);
     }
     /* slip and approach together, in general directions: symmetry is bitwise for any velocities */
     double v0[3] = {0.13, -0.07, 0.02}, v1[3] = {-0.3, 0.11, -0.05};
@@ -157,6 +176,95 @@ static void test_pair_friction(void)
     pair_force(2.5e-3, v0, v1, f);
     SHARD_ENSURE(bits_negated(f, f + 3));
     SHARD_ENSURE(f[0] != 0.0 && f[1] != 0.0 && f[2] != 0.0);
+}
+
+/* The rows of a two-particle list: i's (row 0) keyed by j's global id 101, j's (row 1) by 100; the values are
+ * exact negatives.  Returns i's stored displacement along TAN. */
+static double memory_of_pair(const shard_pairlist *l)
+{
+    SHARD_ENSURE(l->n == 2 && shard_pairlist_size(l) == 2);
+    SHARD_ENSURE(l->start[1] == 1 && l->key[0] == 101 && l->key[1] == 100);
+    SHARD_ENSURE(bits_negated(l->val, l->val + 3));
+    return l->val[0] * TAN[0] + l->val[1] * TAN[1] + l->val[2] * TAN[2];
+}
+
+/* Stick, slip, reversal: j slides along TAN at w past i at rest, step after step.  The spring loads by
+ * k_t w dt a step (k_t w dt = 0.6 N) on top of the dashpot's zeta c_t w = 0.805 N until the sum reaches mu N =
+ * 45 N (step 74); from then on the force is mu N exactly and the spring holds mu N / k_t.  Reversing the slip
+ * unloads the spring from there: the first reversed step gives mu N - k_t w dt - zeta c_t w, not -0.805 N as a
+ * model without memory would. */
+static void test_pair_stick_slip(void)
+{
+    const double delta = 1e-3, w = 0.01, dt = 1e-3, zero[3] = {0, 0, 0};
+    const double N = K_SERIES * delta, cap = MU * N, dash = ZETA * CRIT_T * w;
+    shard_pairlist l[2];
+    shard_pairlist_init(&l[0], 3), shard_pairlist_init(&l[1], 3);
+    double v1[3] = {w * TAN[0], w * TAN[1], w * TAN[2]}, f[6];
+    int cur = 0, first_slip = 0;
+    for (int q = 1; q <= 100; q++) {
+        SHARD_ENSURE(pair_step(delta, zero, v1, dt, q == 1 ? NULL : &l[cur], &l[1 - cur], f) == 2);
+        cur = 1 - cur;
+        double ft = f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2];
+        double stick = KT_SERIES * q * w * dt + dash;
+        double xi = memory_of_pair(&l[cur]);
+        SHARD_ENSURE(bits_negated(f, f + 3));
+        if (stick < cap) {
+            SHARD_ENSURE_NEAR(ft, stick, 1e-9);
+            SHARD_ENSURE_NEAR(xi, q * w * dt, 1e-15);
+        } else {
+            if (!first_slip)
+                first_slip = q;
+            SHARD_ENSURE_NEAR(ft, cap, 1e-12);
+            SHARD_ENSURE_NEAR(xi, cap / KT_SERIES, 1e-15);
+        }
+        if (q == 50 || q == 100)
+            printf("stick-slip step %d: friction %.15g N (stick %.15g, cap mu N %g), memory %.6g m\n", q, ft, stick,
+                   cap, xi);
+    }
+    SHARD_ENSURE(first_slip == 74);
+    double back[3] = {-v1[0], -v1[1], -v1[2]};
+    pair_step(delta, zero, back, dt, &l[cur], &l[1 - cur], f);
+    cur = 1 - cur;
+    double ft = f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2];
+    SHARD_ENSURE_NEAR(ft, cap - KT_SERIES * w * dt - dash, 1e-9);
+    SHARD_ENSURE_NEAR(memory_of_pair(&l[cur]), cap / KT_SERIES - w * dt, 1e-15);
+    printf("reversed: friction %.15g N (mu N - k_t w dt - zeta c_t w = %.15g)\n", ft,
+           cap - KT_SERIES * w * dt - dash);
+
+    /* The contact opens: its memory is dropped, and a new touch starts from an unstretched spring. */
+    pair_step(-1e-6, zero, zero, dt, &l[cur], &l[1 - cur], f);
+    cur = 1 - cur;
+    SHARD_ENSURE(l[cur].n == 2 && shard_pairlist_size(&l[cur]) == 0);
+    pair_step(delta, zero, zero, dt, &l[cur], &l[1 - cur], f);
+    cur = 1 - cur;
+    SHARD_ENSURE_NEAR(f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2], 0.0, 1e-12);
+    SHARD_ENSURE(memory_of_pair(&l[cur]) == 0.0);
+    shard_pairlist_free(&l[0]), shard_pairlist_free(&l[1]);
+}
+
+/* A remembered displacement with a part along the normal (the contact has turned since it was stored) keeps
+ * only its part in the tangent plane. */
+static void test_pair_memory_turns(void)
+{
+    const double delta = 1e-3, zero[3] = {0, 0, 0}, a = 2e-5, b = 1e-4;
+    shard_pairlist in, out;
+    shard_pairlist_init(&in, 3), shard_pairlist_init(&out, 3);
+    shard_pairlist_reset(&in, 2);
+    double xi[3], xj[3];
+    for (int k = 0; k < 3; k++)
+        xi[k] = a * TAN[k] + b * NRM[k], xj[k] = -xi[k];
+    shard_pairlist_push(&in, 0, 101, xi);
+    shard_pairlist_push(&in, 1, 100, xj);
+    shard_pairlist_finish(&in);
+    double f[6];
+    pair_step(delta, zero, zero, 1e-3, &in, &out, f);
+    double ft = f[0] * TAN[0] + f[1] * TAN[1] + f[2] * TAN[2], fn = -(f[0] * NRM[0] + f[1] * NRM[1] + f[2] * NRM[2]);
+    SHARD_ENSURE_NEAR(ft, KT_SERIES * a, 1e-9);
+    SHARD_ENSURE_NEAR(fn, K_SERIES * delta, 1e-9);
+    SHARD_ENSURE_NEAR(memory_of_pair(&out), a, 1e-18);
+    SHARD_ENSURE_NEAR(out.val[0] * NRM[0] + out.val[1] * NRM[1] + out.val[2] * NRM[2], 0.0, 1e-18);
+    printf("turned memory: friction %.15g N (k_t a = %g), normal part of the memory dropped\n", ft, KT_SERIES * a);
+    shard_pairlist_free(&in), shard_pairlist_free(&out);
 }
 
 static void test_pair_separated(void)
@@ -178,7 +286,7 @@ static void test_pair_separated(void)
             shard_csr cand = {0};
             all_pairs(&p, &cand);
             memset(f, 0, 6 * sizeof *f);
-            n = shard_contact_pairs(&p, &cand, CP, f);
+            n = shard_contact_pairs(&p, &cand, CP, 0.0, NULL, &scratch, f);
             shard_csr_free(&cand);
             shard_particles_free(&p);
         }
@@ -206,7 +314,7 @@ static void test_pair_count_and_sum(void)
     /* with the skin, 2 (gap 0.01) is a candidate of 0 but does not touch */
     SHARD_ENSURE(cand.start[1] - cand.start[0] == 3);
     double f[12] = {0};
-    size_t n = shard_contact_pairs(&p, &cand, CP, f);
+    size_t n = shard_contact_pairs(&p, &cand, CP, 0.0, NULL, &scratch, f);
     SHARD_ENSURE(n == 4); /* (0,1), (0,3) from 0's row, and 1's and 3's rows */
     double N1 = K_SERIES * 0.01, N3 = K_SERIES * 0.005;
     SHARD_ENSURE_NEAR(f[0], -N1, 1e-9);
@@ -238,23 +346,39 @@ static void test_pair_two_owners(void)
     make_store(&pa, 2, body_a, (const double (*)[3])xs_a, (const double (*)[3])vs_a);
     make_store(&pb, 2, body_b, (const double (*)[3])xs_b, (const double (*)[3])vs_b);
     pa.n_owned = pb.n_owned = 1; /* the partner is a contact ghost */
+    pb.gid[0] = 101, pb.gid[1] = 100;  /* the same two particles */
     shard_csr ca = {0}, cb = {0};
     all_pairs(&pa, &ca), all_pairs(&pb, &cb);
+    /* five steps, each owner with its own memory: the forces stay exact negatives while the springs load */
+    shard_pairlist la[2], lb[2];
+    for (int k = 0; k < 2; k++)
+        shard_pairlist_init(&la[k], 3), shard_pairlist_init(&lb[k], 3);
     double fa[6] = {0}, fb[6] = {0};
-    size_t na = shard_contact_pairs(&pa, &ca, CP, fa), nb = shard_contact_pairs(&pb, &cb, CP, fb);
-    SHARD_ENSURE(na == 1 && nb == 1);
-    SHARD_ENSURE(bits_negated(fa, fb));
+    int same = 1;
+    for (int q = 0; q < 5; q++) {
+        memset(fa, 0, sizeof fa), memset(fb, 0, sizeof fb);
+        const shard_pairlist *ia = q ? &la[q % 2] : NULL, *ib = q ? &lb[q % 2] : NULL;
+        size_t na = shard_contact_pairs(&pa, &ca, CP, 1e-4, ia, &la[1 - q % 2], fa);
+        size_t nb = shard_contact_pairs(&pb, &cb, CP, 1e-4, ib, &lb[1 - q % 2], fb);
+        SHARD_ENSURE(na == 1 && nb == 1);
+        same &= bits_negated(fa, fb) && la[1 - q % 2].key[0] == 101 && lb[1 - q % 2].key[0] == 100 &&
+                bits_negated(la[1 - q % 2].val, lb[1 - q % 2].val);
+    }
+    SHARD_ENSURE(same);
     SHARD_ENSURE(fa[3] == 0.0 && fa[4] == 0.0 && fa[5] == 0.0); /* nothing written to the ghost */
-    printf("two owners: f_a = (%.17g, %.17g, %.17g), f_b = (%.17g, %.17g, %.17g)\n", fa[0], fa[1], fa[2], fb[0],
-           fb[1], fb[2]);
+    printf("two owners, 5 steps with memory: f_a = (%.17g, %.17g, %.17g), f_b = (%.17g, %.17g, %.17g)\n", fa[0],
+           fa[1], fa[2], fb[0], fb[1], fb[2]);
+    for (int k = 0; k < 2; k++)
+        shard_pairlist_free(&la[k]), shard_pairlist_free(&lb[k]);
     shard_csr_free(&ca), shard_csr_free(&cb);
     shard_particles_free(&pa), shard_particles_free(&pb);
 }
 
 static void test_params_init(void)
 {
-    shard_material mats[2] = {{.E = 2.0e9, .contact_stiffness = 0.0, .contact_damping = 0.1, .friction = 0.5},
-                              {.E = 7.0e10, .contact_stiffness = 5.0e5, .contact_damping = 0.3, .friction = 0.2}};
+    shard_material mats[2] = {
+        {.E = 2.0e9, .nu = 0.25, .contact_stiffness = 0.0, .contact_damping = 0.1, .friction = 0.5},
+        {.E = 7.0e10, .nu = 0.0, .contact_stiffness = 5.0e5, .contact_damping = 0.3, .friction = 0.2}};
     shard_body_def bodies[2] = {{.material = 0, .spacing = 0.01}, {.material = 1, .spacing = 0.004}};
     shard_scene sc = {.n_materials = 2, .materials = mats, .n_bodies = 2, .bodies = bodies};
     shard_contact_params a, b;
@@ -265,13 +389,16 @@ static void test_params_init(void)
     SHARD_ENSURE_NEAR(b.radius, 0.002, 1e-18);
     SHARD_ENSURE(b.k == 5.0e5); /* given */
     SHARD_ENSURE(a.zeta == 0.1 && a.mu == 0.5 && b.zeta == 0.3 && b.mu == 0.2);
+    SHARD_ENSURE_NEAR(a.kt, 2.0e7 * 2.0 * 0.75 / 1.75, 1e-6); /* Mindlin: 2 (1 - nu) / (2 - nu) */
+    SHARD_ENSURE(b.kt == b.k);                                 /* nu = 0: ratio 1 */
     printf("params: auto k = %g (E spacing = %g), given k = %g\n", a.k, 2.0e9 * 0.01, b.k);
 }
 
 /* ---------------------------------------------------------------- obstacles */
 
-static const shard_contact_params OCP[1] = {{.radius = 0.05, .k = 1.0e5, .zeta = 0.0, .mu = 0.0}};
+static const shard_contact_params OCP[1] = {{.radius = 0.05, .k = 1.0e5, .kt = 0.5e5, .zeta = 0.0, .mu = 0.0}};
 static const double OMASS = 2.0, OCRIT = 2.0 * 447.21359549995793; /* 2 sqrt(k m) = 2 sqrt(2e5) */
+static const double OCRIT_T = 2.0 * 316.22776601683793;             /* 2 sqrt(k_t m) = 2 sqrt(1e5) */
 
 /* The force on one particle of body 0 at x with velocity v against one obstacle at time t. */
 static size_t obstacle_force(const shard_obstacle_def *o, double t, const double x[3], const double v[3],
@@ -283,7 +410,7 @@ static size_t obstacle_force(const shard_obstacle_def *o, double t, const double
     make_store(&p, 1, body, (const double (*)[3])xs, (const double (*)[3])vs);
     p.mass[0] = OMASS;
     f[0] = f[1] = f[2] = 0.0;
-    size_t n = shard_contact_obstacles(&p, OCP, 1, o, t, f);
+    size_t n = shard_contact_obstacles(&p, OCP, 1, o, t, 0.0, NULL, &scratch, f);
     shard_particles_free(&p);
     return n;
 }
@@ -334,17 +461,58 @@ static void test_obstacle_plane(void)
     n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, zero, f);
     SHARD_ENSURE(n == 1);
     double N = 1.0e5 * 0.02 + 0.1 * OCRIT * 0.3;
-    double ft = fmin(0.5 * N, OCRIT * 0.2);
-    SHARD_ENSURE(OCRIT * 0.2 < 0.5 * N); /* viscous regime */
-    ensure_force("moving plane (viscous friction):", f, N, up, ft, ex, 1e-9);
+    double ft = fmin(0.5 * N, 0.1 * OCRIT_T * 0.2);
+    SHARD_ENSURE(0.1 * OCRIT_T * 0.2 < 0.5 * N); /* first touch: the tangential dashpot alone */
+    ensure_force("moving plane (dashpot friction):", f, N, up, ft, ex, 1e-9);
     /* fast slide: Coulomb */
-    o.velocity[0] = 5.0;
+    o.velocity[0] = 50.0;
     n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, zero, f);
-    SHARD_ENSURE(OCRIT * 5.0 > 0.5 * N);
+    SHARD_ENSURE(0.1 * OCRIT_T * 50.0 > 0.5 * N);
     ensure_force("moving plane (Coulomb friction):", f, N, up, 0.5 * N, ex, 1e-9);
     /* the same particle moving with the plane feels neither damping nor friction */
     n = obstacle_force(&o, 0.1, (double[3]){0, 0, 1.06}, o.velocity, f);
     ensure_force("co-moving with the plane:", f, 1.0e5 * 0.02, up, 0, NULL, 1e-9);
+}
+
+/* Memory against obstacles: a particle resting on a plane that slides along x at u loads its spring by
+ * k_t u dt a step (k_t = the particle's Mindlin ratio times the plane's stiffness), keyed by the obstacle's
+ * index, up to mu N; two obstacles keep two entries. */
+static void test_obstacle_memory(void)
+{
+    const double u = 0.01, dt = 1e-3, ex[3] = {1, 0, 0};
+    shard_obstacle_def o[2] = {
+        {.kind = SHARD_OBSTACLE_PLANE, .point = {0, 0, 1}, .normal = {0, 0, 1}, .friction = 0.5,
+         .stiffness = 4.0e4, .velocity = {u, 0, 0}},
+        {.kind = SHARD_OBSTACLE_PLANE, .point = {0, 0, 1.08}, .normal = {0, 0, -1}, .friction = 0.0}};
+    const double kt = OCP[0].kt / OCP[0].k * o[0].stiffness, N = o[0].stiffness * 0.01;
+    shard_particles p;
+    int body[1] = {0};
+    double xs[1][3] = {{0.0, 0.0, 1.04}};
+    make_store(&p, 1, body, (const double (*)[3])xs, NULL);
+    p.mass[0] = OMASS;
+    shard_pairlist l[2];
+    shard_pairlist_init(&l[0], 3), shard_pairlist_init(&l[1], 3);
+    double f[3];
+    int cur = 0;
+    for (int q = 1; q <= 1200; q++) {
+        f[0] = f[1] = f[2] = 0.0;
+        /* t = 0 throughout: the plane's motion enters only through its velocity here */
+        size_t n = shard_contact_obstacles(&p, OCP, 2, o, 0.0, dt, q == 1 ? NULL : &l[cur], &l[1 - cur], f);
+        cur = 1 - cur;
+        SHARD_ENSURE(n == 2 && shard_pairlist_size(&l[cur]) == 2 && l[cur].key[0] == 0 && l[cur].key[1] == 1);
+        double stick = kt * q * u * dt;
+        double ft = fmin(stick, 0.5 * N);
+        if (q == 10 || q == 1200) {
+            /* the lower plane pushes up by 4e4 * 0.01, the upper (the particle's stiffness) down by 1e5 * 0.01 */
+            double e[3] = {ft * ex[0], 0.0, N - OCP[0].k * 0.01};
+            char what[64];
+            snprintf(what, sizeof what, "sliding plane, step %d:", q);
+            ensure_force(what, f, 1.0, e, 0, NULL, 1e-9);
+        }
+    }
+    SHARD_ENSURE_NEAR(l[cur].val[0], 0.5 * N / kt, 1e-15); /* slipping: the spring holds mu N / k_t */
+    shard_pairlist_free(&l[0]), shard_pairlist_free(&l[1]);
+    shard_particles_free(&p);
 }
 
 static void test_obstacle_sphere(void)
@@ -425,7 +593,7 @@ static void test_obstacle_box(void)
     double xs[1][3] = {{0.5, 1.0, 3.01}};
     make_store(&p, 1, body, (const double (*)[3])xs, NULL);
     double g[3] = {0, 0, 0};
-    n = shard_contact_obstacles(&p, OCP, 2, two, 0.0, g);
+    n = shard_contact_obstacles(&p, OCP, 2, two, 0.0, 0.0, NULL, &scratch, g);
     SHARD_ENSURE(n == 2);
     /* plane above (dist 0.01, pushes down by k 0.04), box below (dist 0.01, pushes up by k 0.04) */
     SHARD_ENSURE_NEAR(g[2], 0.0, 1e-8);
@@ -435,15 +603,20 @@ static void test_obstacle_box(void)
 
 int main(void)
 {
+    shard_pairlist_init(&scratch, 3);
     test_pair_at_rest();
     test_pair_damping();
     test_pair_friction();
+    test_pair_stick_slip();
+    test_pair_memory_turns();
     test_pair_separated();
     test_pair_count_and_sum();
     test_pair_two_owners();
     test_params_init();
     test_obstacle_plane();
+    test_obstacle_memory();
     test_obstacle_sphere();
     test_obstacle_box();
+    shard_pairlist_free(&scratch);
     return SHARD_TEST_RESULT();
 }

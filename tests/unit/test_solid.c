@@ -56,6 +56,19 @@ static void rotation(const double axis_in[3], double angle, double R[9])
 }
 
 /* Strain energy density per solid.h: lambda/2 tr(Ee)^2 + mu Ee:Ee + kv/2 (det J - 1)^2, Ee = E(J) - Ep. */
+/* The inversion barrier h(J) written out from its definition (solid.h), for comparison with the kernel's. */
+static double barrier_energy(double J)
+{
+    const double J0 = SHARD_SOLID_BARRIER_J0;
+    if (J >= 1.0)
+        return 0.0;
+    if (J >= J0)
+        return -log(J) + (J - 1) - 0.5 * (J - 1) * (J - 1) + (J - 1) * (J - 1) * (J - 1) / 3.0;
+    double h0 = barrier_energy(J0), u = J0 - 1;
+    double h1 = u * u * u / J0, h2 = u * u * (2 * J0 + 1) / (J0 * J0);
+    return h0 + h1 * (J - J0) + 0.5 * h2 * (J - J0) * (J - J0);
+}
+
 static double energy_density(const shard_solid_params *sp, const double J[9], const double ep[6])
 {
     double C[9], Jt[9];
@@ -72,7 +85,7 @@ static double energy_density(const shard_solid_params *sp, const double J[9], co
         ee += Ee[m] * Ee[m];
     tr = Ee[0] + Ee[4] + Ee[8];
     double d = det3(J) - 1.0;
-    return 0.5 * sp->lambda * tr * tr + sp->mu * ee + 0.5 * sp->kv * d * d;
+    return 0.5 * sp->lambda * tr * tr + sp->mu * ee + 0.5 * sp->kv * d * d + sp->kb * barrier_energy(det3(J));
 }
 
 /* ---------------------------------------------------------------- a block of particles */
@@ -242,6 +255,25 @@ static void test_affine_gradient(void)
     block_free(&b);
 }
 
+/* P (from the material) against dU/dJ by central differences (step 1e-6: truncation ~1e-12 U''' and
+ * round-off ~eps U / step ~ 1e-10 relative), component by component within 1e-6 of max |P|; returns the largest
+ * relative difference. */
+static double check_stress_is_energy_gradient(const shard_solid_params *sp, const double J[9], const double ep[6],
+                                              const double P[9])
+{
+    double scale = mat_maxabs(P, 9), hstep = 1e-6, worst = 0.0;
+    for (int m = 0; m < 9; m++) {
+        double Jp[9], Jm[9];
+        memcpy(Jp, J, sizeof Jp);
+        memcpy(Jm, J, sizeof Jm);
+        Jp[m] += hstep, Jm[m] -= hstep;
+        double d = (energy_density(sp, Jp, ep) - energy_density(sp, Jm, ep)) / (2 * hstep);
+        worst = fmax(worst, fabs(d - P[m]) / scale);
+        SHARD_ENSURE_NEAR(P[m], d, 1e-6 * scale);
+    }
+    return worst;
+}
+
 /* Forces of the current state through the two passes; returns max |f| over particles. */
 static double block_forces(block *b, double dt, double *f)
 {
@@ -325,9 +357,8 @@ static void test_volume_term(void)
     for (int m = 0; m < 9; m++)
         SHARD_ENSURE_NEAR(P[m], m % 4 == 0 ? Pexp : 0.0, 1e-13 * Pexp);
 
-    /* P = dU/dJ for a random J (central differences, step 1e-6: truncation ~1e-12 U''' and round-off
-     * ~eps U / step ~ 1e-10 relative; tolerance 1e-6 of max |P|).  A fixed plastic strain is included (it
-     * enters U and S the same way); with max = 0 the material leaves it alone. */
+    /* P = dU/dJ for a random J.  A fixed plastic strain is included (it enters U and S the same way); with
+     * max = 0 the material leaves it alone. */
     for (int m = 0; m < 9; m++)
         J[m] = (m % 4 == 0 ? 1.0 : 0.0) + 0.15 * rnd();
     for (int m = 0; m < 6; m++)
@@ -337,17 +368,77 @@ static void test_volume_term(void)
     shard_solid_material(&sp, J, Jd, ep, 1e-3, P, S);
     for (int m = 0; m < 6; m++)
         SHARD_ENSURE(ep[m] == ep0[m]);
-    double scale = mat_maxabs(P, 9), hstep = 1e-6, worst = 0.0;
-    for (int m = 0; m < 9; m++) {
-        double Jp[9], Jm[9];
-        memcpy(Jp, J, sizeof Jp);
-        memcpy(Jm, J, sizeof Jm);
-        Jp[m] += hstep, Jm[m] -= hstep;
-        double d = (energy_density(&sp, Jp, ep) - energy_density(&sp, Jm, ep)) / (2 * hstep);
-        worst = fmax(worst, fabs(d - P[m]) / scale);
-        SHARD_ENSURE_NEAR(P[m], d, 1e-6 * scale);
-    }
+    double worst = check_stress_is_energy_gradient(&sp, J, ep, P);
     printf("P = dU/dJ (kv > 0, random J, fixed Ep): max relative difference %.3g\n", worst);
+}
+
+/* The inversion barrier: h and h' against the definition and against each other, O((J - 1)^4) at J = 1,
+ * continuous with its slope at J0, finite and pushing outwards for any J; with it the uniaxial compression
+ * stress of the material rises all the way to J = 0, where St Venant-Kirchhoff's alone peaks at a stretch of
+ * 1/sqrt(3) and falls to zero; P = dU/dJ with it (random compressed J); Hooke's law unchanged at 1e-3. */
+static void test_barrier(void)
+{
+    const double dets[] = {1.5, 1.0, 0.999, 0.9, 0.5, 0.2, 0.1 + 1e-9, 0.1, 0.1 - 1e-9, 0.05, 0.0, -0.3};
+    double worst = 0.0;
+    for (size_t k = 0; k < sizeof dets / sizeof dets[0]; k++) {
+        double J = dets[k], slope, h = shard_solid_barrier(J, &slope), sp_, sm_;
+        double d = 1e-6, hp = shard_solid_barrier(J + d, &sp_), hm = shard_solid_barrier(J - d, &sm_);
+        SHARD_ENSURE_NEAR(h, barrier_energy(J), 1e-12 * fmax(1.0, fabs(h)));
+        SHARD_ENSURE(isfinite(h) && isfinite(slope) && slope <= 0.0);
+        double fd = (hp - hm) / (2 * d);
+        worst = fmax(worst, fabs(fd - slope) / fmax(1.0, fabs(slope)));
+        SHARD_ENSURE_NEAR(slope, fd, 1e-6 * fmax(1.0, fabs(slope)));
+    }
+    double e = 1e-2, slope;
+    double h = shard_solid_barrier(1.0 - e, &slope);
+    SHARD_ENSURE_NEAR(h / (e * e * e * e / 4), 1.0, 0.02); /* h = u^4/4 - u^5/5 + ..., u = -e */
+    SHARD_ENSURE_NEAR(slope, -e * e * e / (1.0 - e), 1e-18);
+    printf("barrier: h(0.99) = %.6g (u^4/4 = %.6g), h'(0.99) = %.6g; slope = finite difference within %.2g\n", h,
+           e * e * e * e / 4, slope, worst);
+
+    /* Uniaxial compression J = diag(s, 1, 1): P_xx(s).  K = E / (3 (1 - 2 nu)). */
+    shard_solid_params svk, safe;
+    shard_solid_params_init(&svk, YOUNG, POISSON, 0.0, 0.0, 0.0, 0.0, 0.0, 0.02);
+    safe = svk;
+    safe.kb = YOUNG / (3.0 * (1.0 - 2.0 * POISSON));
+    double Jd[9] = {0}, ep[6] = {0}, P[9], S[6], prev_svk = 0.0, prev_safe = 0.0, peak_s = 0.0, peak = 0.0;
+    int rising = 1;
+    for (double st = 0.99; st > 0.005; st -= 0.01) {
+        double J[9] = {st, 0, 0, 0, 1, 0, 0, 0, 1};
+        shard_solid_material(&svk, J, Jd, ep, 0.0, P, S);
+        double p_svk = -P[0];
+        shard_solid_material(&safe, J, Jd, ep, 0.0, P, S);
+        double p_safe = -P[0];
+        if (p_svk > peak)
+            peak = p_svk, peak_s = st;
+        rising &= p_safe > prev_safe;
+        prev_svk = p_svk, prev_safe = p_safe;
+    }
+    SHARD_ENSURE(rising);
+    SHARD_ENSURE_NEAR(peak_s, 1.0 / sqrt(3.0), 0.01);
+    SHARD_ENSURE(prev_svk < 0.05 * peak); /* SVK alone: almost no resistance left near s = 0 */
+    printf("uniaxial compression: St Venant-Kirchhoff peaks at s = %.2f (1/sqrt 3 = %.3f) with %.4g Pa and "
+           "resists %.4g Pa at s = 0.01; with the barrier the resistance rises throughout, %.4g Pa at s = 0.01\n",
+           peak_s, 1.0 / sqrt(3.0), peak, prev_svk, prev_safe);
+
+    /* P = dU/dJ with the barrier, random compressed J (det < 1) */
+    for (int trial = 0; trial < 20; trial++) {
+        double J[9];
+        for (int m = 0; m < 9; m++)
+            J[m] = (m % 4 == 0 ? 0.6 : 0.0) + 0.1 * rnd();
+        shard_solid_material(&safe, J, Jd, ep, 0.0, P, S);
+        check_stress_is_energy_gradient(&safe, J, ep, P);
+    }
+
+    /* small strain: the barrier changes Hooke's uniaxial stress by O(e^2) relative */
+    double eps = -1e-3;
+    double J2[9] = {1 + eps, 0, 0, 0, 1 - POISSON * eps, 0, 0, 0, 1 - POISSON * eps};
+    shard_solid_material(&safe, J2, Jd, ep, 0.0, P, S);
+    double with = P[0];
+    shard_solid_material(&svk, J2, Jd, ep, 0.0, P, S);
+    SHARD_ENSURE(with != P[0]);
+    SHARD_ENSURE_NEAR(with / P[0], 1.0, 1e-6);
+    printf("Hooke at -1e-3: P_xx with the barrier / without = 1 + %.3g\n", with / P[0] - 1.0);
 }
 
 static void test_forces_are_energy_gradient(void)
@@ -570,6 +661,7 @@ static void test_damping(void)
 int main(void)
 {
     test_pinv();
+    test_barrier();
     test_affine_gradient();
     test_rigid_motion();
     test_hooke();

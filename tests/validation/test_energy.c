@@ -10,8 +10,7 @@
  * the run is not much larger (< 2x) than in the first.  Linear momentum is conserved to round-off (the solid
  * forces sum to zero bond by bond); angular momentum is conserved exactly by Verlet for a rotation-invariant
  * potential, so it too may change by round-off only. */
-#include "shard/run.h"
-#include "test.h"
+#include "validation.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +55,8 @@ static energy_stats run(shard_comm *comm, double dt_safety)
     char tail[sizeof scene];
     snprintf(tail, sizeof tail, "%s", at);
     snprintf(at, sizeof text - (size_t)(at - text), "  dt_safety: %g\n%s", dt_safety, tail);
-    shard_overrides ov = shard_default_overrides();
-    shard_error err;
-    shard_sim *sim = shard_sim_create(comm, "energy.yaml", text, strlen(text), &ov, &err);
-    SHARD_ENSURE(sim != NULL);
+    shard_sim *sim = validation_sim(comm, "energy.yaml", text, strlen(text));
     if (!sim) {
-        fprintf(stderr, "%s\n", err.msg);
         return st;
     }
     shard_particles *p = (shard_particles *)shard_sim_particles(sim);

@@ -8,8 +8,7 @@
  * keeps a flat: the ratio stays below 0.97 (more than 3 % height reduction).  The identical elastic ball
  * (max 0) returns round within 0.5 %.  With max 0.03 the permanent set is smaller than with 0.3 (the cap
  * limits it) but still present (> 1 %), and plastic flow dissipates energy: the plastic balls rebound slower. */
-#include "shard/run.h"
-#include "test.h"
+#include "validation.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,12 +58,8 @@ static shape_result run(shard_comm *comm, double creep, double max_plastic, doub
     shape_result res = {NAN, NAN, NAN, NAN};
     char text[2048];
     snprintf(text, sizeof text, scene_fmt, end_time, creep, max_plastic);
-    shard_overrides ov = shard_default_overrides();
-    shard_error err;
-    shard_sim *sim = shard_sim_create(comm, "plastic.yaml", text, strlen(text), &ov, &err);
-    SHARD_ENSURE(sim != NULL);
+    shard_sim *sim = validation_sim(comm, "plastic.yaml", text, strlen(text));
     if (!sim) {
-        fprintf(stderr, "%s\n", err.msg);
         return res;
     }
     const shard_particles *p = shard_sim_particles(sim);

@@ -8,8 +8,7 @@
  * about three periods; c = 2 L / T must be within 5 % of sqrt(E / rho): the meshless discretisation with 4
  * particles across and free surfaces (whose MLS stencils are one-sided) changes the effective stiffness by a
  * few per cent at most, and the time integration error at this dt is far below that. */
-#include "shard/run.h"
-#include "test.h"
+#include "validation.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +28,8 @@ static const char scene[] =
 int main(int argc, char **argv)
 {
     shard_comm *comm = shard_comm_init(&argc, &argv);
-    shard_overrides ov = shard_default_overrides();
-    shard_error err;
-    shard_sim *sim = shard_sim_create(comm, "wave.yaml", scene, strlen(scene), &ov, &err);
-    SHARD_ENSURE(sim != NULL);
+    shard_sim *sim = validation_sim(comm, "wave.yaml", scene, strlen(scene));
     if (!sim) {
-        fprintf(stderr, "%s\n", err.msg);
         shard_comm_finalize(&comm);
         return 1;
     }

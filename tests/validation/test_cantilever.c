@@ -1,0 +1,175 @@
+/* Validation: a cantilever under its own weight, statically (by dynamic relaxation) and in free vibration,
+ * undamped and with mass-proportional damping.
+ *
+ * A 1 x 0.1 x 0.1 m beam (E = 1 GPa, nu = 0.25, rho = 1000 kg/m^3) is clamped at x = 0: the body runs from
+ * x = -3 spacings, and the particles at x < 0 are fixed, so the beam's root has a full stencil.  Gravity
+ * -9.81 z gives the load q = rho g A.  References (Timoshenko & Gere):
+ *   static, Euler-Bernoulli + shear: w(x) = q x^2 (6 L^2 - 4 L x + x^2) / (24 E I) + q (L x - x^2 / 2) / (k G A),
+ *     I = h^4 / 12, G = E / (2 (1 + nu)), k = 5/6 (the shear part is 1 % of the tip deflection here);
+ *     compared at the tip layer's x = L - s/2 with its mean vertical displacement;
+ *   first bending frequency, Euler-Bernoulli: f1 = 1.8751^2 / (2 pi) sqrt(E I / (rho A L^4)) = 16.2 Hz
+ *     (Timoshenko's shear and rotary inertia lower it by 0.6 % at h / L = 0.1).
+ * The beam is too soft near its surfaces (the linear MLS fit of a surface particle sees only part of the bending
+ * strain): 37 % at 5 layers through the thickness, 15 % at 8, converging with resolution.  Until a surface
+ * correction lands, the static ratios and the frequency are held to bands around today's figures (so that a
+ * change to the solid shows here) and to the convergence with resolution; docs/validation.md has the figures.
+ * What is checked exactly:
+ *   - the relax stage (tolerance 1e-4 of the start's unbalanced force) converges, at 5 and 8 layers, and the
+ *     deflection it reaches is the static one: the centre of the free vibration started undeformed (the mean
+ *     deflection over one period) agrees with it within 0.5 %;
+ *   - mass damping (`mass_damping` alpha) damps every mode at the rate alpha / 2: the envelope of the tip's
+ *     swing about the static deflection decays as exp(-alpha t / 2) (fit over its extrema), within 5 %.
+ * The period is measured between interpolated crossings of the static deflection over about two periods. */
+#include "validation.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const double L = 1.0, H = 0.1, E = 1.0e9, NU = 0.25, RHO = 1000.0, G = 9.81;
+
+static shard_sim *make(shard_comm *comm, double s, int relax, double end_time, double alpha)
+{
+    char text[2048];
+    int len = snprintf(text, sizeof text,
+                       "run: {end_time: %.17g}\n"
+                       "materials:\n"
+                       "  beam: {density: %.17g, E: %.17g, nu: %.17g, mass_damping: %.17g}\n"
+                       "bodies:\n"
+                       "  - name: beam\n"
+                       "    material: beam\n"
+                       "    shape: {box: {min: [%.17g, 0, 0], max: [%.17g, %.17g, %.17g]}}\n"
+                       "    spacing: %.17g\n"
+                       "    fixed: [{box: {min: [-1, -1, -1], max: [0, 1, 1]}}]\n"
+                       "%s",
+                       end_time, RHO, E, NU, alpha, -3 * s, L, H, H, s, relax ? "relax: {tolerance: 1e-4}\n" : "");
+    shard_sim *sim = validation_sim(comm, "cantilever.yaml", text, (size_t)len);
+    return sim;
+}
+
+/* Mean z displacement of the tip layer (x > L - s). */
+static double tip(const shard_sim *sim, double s)
+{
+    const shard_particles *p = shard_sim_particles(sim);
+    double sum = 0.0;
+    long n = 0;
+    for (size_t i = 0; i < p->n_owned; i++)
+        if (p->X[3 * i] > L - s)
+            sum += p->x[3 * i + 2] - p->X[3 * i + 2], n++;
+    return sum / (double)n;
+}
+
+/* A dynamic run from the undeformed beam: the tip's swing y(t) = deflection - w_static, its crossings of 0 and
+ * its extrema (time and |y|). */
+typedef struct swing {
+    int crossings, n_ext;
+    double first, last, t_ext[16], a_ext[16];
+    double t_cross[8], int_cross[8]; /* the first crossings and the integral of y dt up to them */
+} swing;
+
+static swing vibrate(shard_comm *comm, double s, double w_static, double end_time, double alpha)
+{
+    swing r = {0};
+    shard_sim *sim = make(comm, s, 0, end_time, alpha);
+    if (!sim)
+        return r;
+    long steps = shard_sim_total_steps(sim);
+    double prev = 0.0, prev2 = 0.0, t_prev = 0.0, integral = 0.0;
+    r.first = r.last = -1.0;
+    for (long n = 1; n <= steps; n++) {
+        shard_sim_step(sim);
+        double t = shard_sim_time(sim), y = -tip(sim, s) - w_static;
+        integral += 0.5 * (prev + y) * (t - t_prev);
+        if (n > 1 && (prev > 0.0) != (y > 0.0)) {
+            double tc = t_prev + (t - t_prev) * prev / (prev - y);
+            if (r.first < 0.0)
+                r.first = tc;
+            r.last = tc;
+            if (r.crossings < 8) /* the integral up to tc: less the part of the last step after it */
+                r.t_cross[r.crossings] = tc, r.int_cross[r.crossings] = integral - 0.5 * y * (t - tc);
+            r.crossings++;
+        }
+        /* an extremum of |y| at the previous step (away from the start) */
+        if (n > 2 && fabs(prev) > fabs(prev2) && fabs(prev) >= fabs(y) && r.n_ext < 16 && r.crossings > 0) {
+            if (r.n_ext == 0 || (r.t_ext[r.n_ext - 1] < t_prev - 0.01)) {
+                r.t_ext[r.n_ext] = t_prev;
+                r.a_ext[r.n_ext] = fabs(prev);
+                r.n_ext++;
+            }
+        }
+        prev2 = prev, prev = y, t_prev = t;
+    }
+    shard_sim_destroy(&sim);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    shard_comm *comm = shard_comm_init(&argc, &argv);
+    const double A = H * H, I = H * H * H * H / 12.0, q = RHO * G * A, Gs = E / (2.0 * (1.0 + NU));
+    const int layers[2] = {5, 8};
+    /* today's ratios to Euler-Bernoulli + shear (docs/validation.md): bands of +-3 % around them */
+    const double band[2] = {1.3665, 1.1466};
+    double w_static5 = 0.0, err_prev = 0.0;
+    for (int k = 0; k < 2; k++) {
+        double s = H / layers[k], x = L - 0.5 * s;
+        double w_eb = q * x * x * (6 * L * L - 4 * L * x + x * x) / (24 * E * I);
+        double w_ref = w_eb + q * (L * x - 0.5 * x * x) / (5.0 / 6.0 * Gs * A);
+        shard_sim *sim = make(comm, s, 1, 1e-3, 0.0);
+        if (!sim)
+            break;
+        shard_error err;
+        int rc = shard_sim_relax(sim, 1, &err);
+        SHARD_ENSURE(rc == 0);
+        double ratio;
+        long steps = shard_sim_relax_steps(sim, &ratio);
+        double w = -tip(sim, s);
+        if (k == 0)
+            w_static5 = w;
+        printf("%d layers: relaxed in %ld steps (residual %.3g of the start); tip deflection %.6g m, "
+               "Euler-Bernoulli + shear %.6g m (EB alone %.6g m): ratio %.4f\n",
+               layers[k], steps, ratio, w, w_ref, w_eb, w / w_ref);
+        SHARD_ENSURE(ratio <= 1e-4);
+        SHARD_ENSURE(fabs(w / w_ref / band[k] - 1.0) < 0.03);
+        if (k > 0)
+            SHARD_ENSURE(fabs(w / w_ref - 1.0) < 0.5 * err_prev); /* converges with resolution */
+        err_prev = fabs(w / w_ref - 1.0);
+        shard_sim_destroy(&sim);
+    }
+
+    /* Free vibration at 5 layers about the static deflection: frequency, and the centre of the swing. */
+    double s = H / layers[0];
+    double f1 = 1.8751040687 * 1.8751040687 / (2.0 * M_PI) * sqrt(E * I / (RHO * A * L * L * L * L));
+    swing u = vibrate(comm, s, w_static5, 2.3 / f1, 0.0);
+    SHARD_ENSURE(u.crossings >= 3);
+    if (u.crossings >= 3) {
+        double period = 2.0 * (u.last - u.first) / (u.crossings - 1), f = 1.0 / period;
+        /* the swing's centre: the mean of y over one period (first to third crossing) */
+        double centre = (u.int_cross[2] - u.int_cross[0]) / (u.t_cross[2] - u.t_cross[0]);
+        printf("5 layers: first bending frequency %.5g Hz (%d crossings of the static deflection), Euler-Bernoulli "
+               "%.5g Hz: ratio %.4f; mean deflection over a period %.6g m, relaxed %.6g m: off by %.3g\n",
+               f, u.crossings, f1, f / f1, w_static5 + centre, w_static5, centre / w_static5);
+        SHARD_ENSURE(fabs(f / f1 / 0.8518 - 1.0) < 0.03);
+        SHARD_ENSURE(fabs(centre / w_static5) < 0.005);
+    }
+
+    /* The same with mass damping alpha: the swing's extrema decay as exp(-alpha t / 2). */
+    const double alpha = 4.0;
+    swing d = vibrate(comm, s, w_static5, 2.3 / f1, alpha);
+    SHARD_ENSURE(d.n_ext >= 3);
+    if (d.n_ext >= 3) {
+        /* least-squares slope of ln |y| over the extrema */
+        double st = 0, sl = 0, stt = 0, stl = 0;
+        for (int k = 0; k < d.n_ext; k++) {
+            double l = log(d.a_ext[k]);
+            st += d.t_ext[k], sl += l, stt += d.t_ext[k] * d.t_ext[k], stl += d.t_ext[k] * l;
+        }
+        double slope = (d.n_ext * stl - st * sl) / (d.n_ext * stt - st * st);
+        printf("5 layers, mass_damping %g 1/s: %d extrema, envelope decay rate %.4g 1/s, alpha / 2 = %.4g 1/s: "
+               "ratio %.4f\n",
+               alpha, d.n_ext, -slope, 0.5 * alpha, -slope / (0.5 * alpha));
+        SHARD_ENSURE(fabs(-slope / (0.5 * alpha) - 1.0) < 0.05);
+    }
+    shard_comm_finalize(&comm);
+    return SHARD_TEST_RESULT();
+}
