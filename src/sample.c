@@ -1,6 +1,7 @@
 /* Sampling bodies into lattice particles (see sample.h). */
 #include "shard/sample.h"
 
+#include "shard/geometry.h"
 #include "shard/mesh.h"
 #include "shard/neighbor.h"
 #include "shard/particles.h"
@@ -34,6 +35,73 @@ static void shard_sample_shape(const shard_shape *shape, double spacing, double 
             }
     *points = pts;
     *n = m;
+}
+
+/* Surface fitting (`sampling: surface`).  A lattice point is a surface particle when one of its six face
+ * neighbours on the lattice was not sampled (it lies outside).  Each surface particle within one spacing of
+ * the true surface is moved along the surface's normal to half a spacing inside it, so that its contact sphere
+ * (radius s / 2) touches the true surface: the staircase and the flat facets of a lattice sphere (a facet about
+ * sqrt(R s) wide at each pole) become the sphere.  Faces of a box that lie half a spacing outside the lattice
+ * (every face whose length is a multiple of the spacing) do not move.  Interior particles, the order and the
+ * global ids are unchanged; every particle keeps its lattice cell's volume. */
+typedef struct shard_sample_key {
+    int64_t c[3]; /* lattice indices, z first: the order of the key */
+    size_t index;
+} shard_sample_key;
+
+static int shard_sample_key_cmp(const void *pa, const void *pb)
+{
+    const shard_sample_key *a = pa, *b = pb;
+    for (int k = 0; k < 3; k++)
+        if (a->c[k] != b->c[k])
+            return a->c[k] < b->c[k] ? -1 : 1;
+    return 0;
+}
+
+typedef double (*shard_sample_surface_fn)(const void *shape, const double p[3], double n[3]);
+
+static double shard_sample_shape_surface(const void *shape, const double p[3], double n[3])
+{
+    return shard_shape_surface(shape, p, n);
+}
+
+static double shard_sample_mesh_surface(const void *mesh, const double p[3], double n[3])
+{
+    return shard_mesh_surface(mesh, p, n); /* p is inside: n points outwards */
+}
+
+static void shard_sample_fit(double *pts, size_t n, double s, const double lo[3], shard_sample_surface_fn surface,
+                             const void *shape)
+{
+    shard_sample_key *keys = shard_malloc((n + 1) * sizeof *keys);
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++)
+            keys[i].c[2 - k] = (int64_t)floor((pts[3 * i + k] - lo[k]) / s);
+        keys[i].index = i;
+    }
+    qsort(keys, n, sizeof *keys, shard_sample_key_cmp);
+    unsigned char *surf = shard_calloc(n + 1, 1);
+    for (size_t q = 0; q < n; q++)
+        for (int k = 0; k < 3 && !surf[keys[q].index]; k++)
+            for (int dir = -1; dir <= 1; dir += 2) {
+                shard_sample_key nb = keys[q];
+                nb.c[k] += dir;
+                if (!bsearch(&nb, keys, n, sizeof *keys, shard_sample_key_cmp)) {
+                    surf[keys[q].index] = 1;
+                    break;
+                }
+            }
+    for (size_t i = 0; i < n; i++) {
+        if (!surf[i])
+            continue;
+        double *p = pts + 3 * i, nrm[3];
+        double d = surface(shape, p, nrm);
+        if (d >= 0.0 && d <= s)
+            for (int k = 0; k < 3; k++)
+                p[k] += (d - 0.5 * s) * nrm[k];
+    }
+    free(surf);
+    free(keys);
 }
 
 /* What sampling a body costs, known before any point is made: lattice points of its bounding box (each is
@@ -146,6 +214,8 @@ static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, 
             rc = shard_sample_check_domain(scene, b, lo, hi, err);
         if (!rc)
             shard_sample_shape(&b->shape, b->spacing, pts, n);
+        if (!rc && b->sampling == SHARD_SAMPLING_SURFACE)
+            shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_shape_surface, &b->shape);
         return rc;
     }
     shard_mesh mesh = {0};
@@ -161,6 +231,8 @@ static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, 
     }
     if (!rc)
         shard_mesh_sample(&mesh, b->spacing, pts, n);
+    if (!rc && b->sampling == SHARD_SAMPLING_SURFACE)
+        shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_mesh_surface, &mesh);
     shard_mesh_free(&mesh);
     return rc;
 }

@@ -885,6 +885,23 @@ static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene
     return shard_scene_fail(c, n, path, "unknown material %s (defined: %s)", shard_scene_describe(what, n), defined);
 }
 
+static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_body_def *b = target;
+    char what[80];
+    if (n->type == YN_SCALAR && !shard_scene_is_null(n)) {
+        if (strcmp(n->text, "lattice") == 0) {
+            b->sampling = SHARD_SAMPLING_LATTICE;
+            return 0;
+        }
+        if (strcmp(n->text, "surface") == 0) {
+            b->sampling = SHARD_SAMPLING_SURFACE;
+            return 0;
+        }
+    }
+    return shard_scene_fail(c, n, path, "expected 'lattice' or 'surface', got %s", shard_scene_describe(what, n));
+}
+
 static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t more)
 {
     b->constraints = shard_realloc(b->constraints, (size_t)(b->n_constraints + (int)more) * sizeof *b->constraints);
@@ -961,6 +978,7 @@ static const shard_scene_field body_rows[] = {
      .loc_offset = OFF1(shard_body_def, spacing_loc)},
     {.key = "support", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, support), .r = IN('(', 1, 4, ']'),
      .def = {2.2}},
+    {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
     {.key = "angular_velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},

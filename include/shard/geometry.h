@@ -58,6 +58,11 @@ int shard_shape_contains(const shard_shape *s, const double p[3]);
 /* Axis-aligned bounding box of an analytic shape (a mesh shape gives an empty box at the origin). Local. */
 void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3]);
 
+/* Distance from p to the surface of an analytic shape (box, sphere, cylinder), positive inside, and in n the
+ * outward unit normal of the surface point nearest p (for a box or cylinder, of the nearest face).  A mesh shape
+ * gives 0 and n = 0 (io/mesh.h has its own). Local. */
+double shard_shape_surface(const shard_shape *s, const double p[3], double n[3]);
+
 /* Signed distance from p to the obstacle at time t (negative inside) and the outward unit normal. Local. */
 double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3]);
 

@@ -1,7 +1,9 @@
 /* Sample: turns a scene's bodies into lattice particles with global ids.
  *
  * Every shape is filled with the same simple-cubic lattice: p = o + (i + 1/2, j + 1/2, k + 1/2) * spacing,
- * with o the shape's bounding-box minimum, keeping the points inside the shape (meshes: io/mesh.h).  Global
+ * with o the shape's bounding-box minimum, keeping the points inside the shape (meshes: io/mesh.h).  With
+ * `sampling: surface` the lattice's surface particles are then moved onto the true surface (half a spacing
+ * inside it; sample.c).  Global
  * ids are assigned body by body, then z, y, x (x fastest), so they do not depend on the number of ranks.
  * Initial velocities (linear + angular about the centre of the body's particles) and constraint flags are
  * set here.  Runs on one rank (the partitioner's); knows nothing about ranks.

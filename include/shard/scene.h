@@ -40,6 +40,10 @@ typedef struct shard_constraint {
 
 #define SHARD_KIND_MAX 32
 
+/* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface
+ * particles moved onto the true surface. */
+enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
+
 typedef struct shard_body_def {
     char name[SHARD_NAME_MAX];
     char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the matter table (matter.h);
@@ -50,6 +54,7 @@ typedef struct shard_body_def {
     double spacing;          /* lattice spacing, m, > 0 */
     shard_src_loc spacing_loc;
     double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
+    int sampling;            /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
     double velocity[3];      /* initial velocity, m/s */
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles, rad/s */
     int n_constraints;

@@ -72,6 +72,59 @@ void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3])
     }
 }
 
+double shard_shape_surface(const shard_shape *s, const double p[3], double n[3])
+{
+    n[0] = n[1] = n[2] = 0.0;
+    switch (s->kind) {
+    case SHARD_SHAPE_BOX: {
+        double best = INFINITY;
+        for (int k = 0; k < 3; k++) {
+            double lo = p[k] - s->min[k], hi = s->max[k] - p[k];
+            if (lo < best)
+                best = lo, n[0] = n[1] = n[2] = 0.0, n[k] = -1.0;
+            if (hi < best)
+                best = hi, n[0] = n[1] = n[2] = 0.0, n[k] = 1.0;
+        }
+        return best;
+    }
+    case SHARD_SHAPE_SPHERE: {
+        double d[3] = {p[0] - s->center[0], p[1] - s->center[1], p[2] - s->center[2]};
+        double r = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        if (r > 0.0)
+            n[0] = d[0] / r, n[1] = d[1] / r, n[2] = d[2] / r;
+        else
+            n[2] = 1.0;
+        return s->radius - r;
+    }
+    case SHARD_SHAPE_CYLINDER: {
+        double a[3] = {s->p1[0] - s->p0[0], s->p1[1] - s->p0[1], s->p1[2] - s->p0[2]};
+        double L = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        if (!(L > 0.0))
+            return 0.0;
+        for (int k = 0; k < 3; k++)
+            a[k] /= L;
+        double rel[3] = {p[0] - s->p0[0], p[1] - s->p0[1], p[2] - s->p0[2]};
+        double t = rel[0] * a[0] + rel[1] * a[1] + rel[2] * a[2], q[3], r = 0.0;
+        for (int k = 0; k < 3; k++) {
+            q[k] = rel[k] - t * a[k];
+            r += q[k] * q[k];
+        }
+        r = sqrt(r);
+        double side = s->radius - r, best = side;
+        if (r > 0.0)
+            n[0] = q[0] / r, n[1] = q[1] / r, n[2] = q[2] / r;
+        if (t < best)
+            best = t, n[0] = -a[0], n[1] = -a[1], n[2] = -a[2];
+        if (L - t < best)
+            best = L - t, n[0] = a[0], n[1] = a[1], n[2] = a[2];
+        return best;
+    }
+    case SHARD_SHAPE_MESH:
+        break;
+    }
+    return 0.0;
+}
+
 double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3])
 {
     switch (o->kind) {

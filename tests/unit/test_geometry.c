@@ -329,6 +329,50 @@ static void test_obstacle_box(void)
     printf("box, 5000 random points: max |d - d_ref| (and distance of p - d n off the box) = %.3g\n", worst);
 }
 
+/* The distance to a shape's own surface (shard_shape_surface) for random points inside box, sphere and
+ * cylinder: p + d n lies on the surface, d is the smallest distance to any of its faces, n is a unit vector. */
+static void test_shape_surface(void)
+{
+    shard_shape shapes[3] = {
+        {.kind = SHARD_SHAPE_BOX, .min = {-1, 0, 2}, .max = {1, 3, 5}},
+        {.kind = SHARD_SHAPE_SPHERE, .center = {1, 2, 3}, .radius = 0.5},
+        {.kind = SHARD_SHAPE_CYLINDER, .p0 = {0, 0, 0}, .p1 = {1, 2, 2}, .radius = 0.4},
+    };
+    for (int s = 0; s < 3; s++) {
+        double lo[3], hi[3], worst = 0.0;
+        shard_shape_bounds(&shapes[s], lo, hi);
+        int tried = 0;
+        while (tried < 2000) {
+            double p[3], n[3];
+            for (int k = 0; k < 3; k++)
+                p[k] = lo[k] + (hi[k] - lo[k]) * (0.5 + 0.5 * rnd());
+            if (!shard_shape_contains(&shapes[s], p))
+                continue;
+            tried++;
+            double d = shard_shape_surface(&shapes[s], p, n), q[3];
+            SHARD_ENSURE(d >= 0.0);
+            SHARD_ENSURE_NEAR(sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]), 1.0, 1e-14);
+            for (int k = 0; k < 3; k++)
+                q[k] = p[k] + d * n[k];
+            /* q on the surface: just inside one step before, just outside one step after */
+            double in[3], out[3];
+            for (int k = 0; k < 3; k++)
+                in[k] = q[k] - 1e-9 * n[k], out[k] = q[k] + 1e-9 * n[k];
+            SHARD_ENSURE(shard_shape_contains(&shapes[s], in) && !shard_shape_contains(&shapes[s], out));
+            /* nothing outside the shape is nearer: points at distance 0.999 d are all inside */
+            for (int m = 0; m < 8; m++) {
+                double u[3] = {rnd(), rnd(), rnd()}, l = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), r[3];
+                for (int k = 0; k < 3; k++)
+                    r[k] = p[k] + 0.999 * d * u[k] / l;
+                SHARD_ENSURE(shard_shape_contains(&shapes[s], r));
+            }
+            worst = fmax(worst, fabs(d));
+        }
+        printf("shape %d: 2000 inside points, p + d n on the surface, no nearer surface point (largest d %.3g)\n", s,
+               worst);
+    }
+}
+
 int main(void)
 {
     test_box();
@@ -339,5 +383,6 @@ int main(void)
     test_obstacle_plane();
     test_obstacle_sphere();
     test_obstacle_box();
+    test_shape_surface();
     return SHARD_TEST_RESULT();
 }

@@ -1037,6 +1037,66 @@ static void remove_tmp_dir(void)
     rmdir(tmp_dir);
 }
 
+/* The nearest surface point of a closed mesh (shard_mesh_surface): for points inside and outside a box mesh the
+ * distance to the box and the direction towards its nearest point, against the closed form (face, edge and
+ * corner regions all occur). */
+static void test_surface_distance(void)
+{
+    pmesh box = {0};
+    const double lo[3] = {-1, 0, 2}, hi[3] = {1, 3, 5};
+    pm_box(&box, lo, hi);
+    const char *file = tmp_path("surface_box.stl");
+    write_stl_binary(&box, file, "box");
+    shard_mesh m;
+    if (!read_ok(file, &m)) {
+        SHARD_ENSURE(0);
+        return;
+    }
+    uint64_t st = 99;
+    double worst_d = 0.0, worst_n = 0.0;
+    for (int k = 0; k < 4000; k++) {
+        double p[3], q[3], n[3];
+        for (int a = 0; a < 3; a++)
+            p[a] = lo[a] - 1.0 + (hi[a] - lo[a] + 2.0) * (0.5 + 0.5 * shard_test_rnd(&st));
+        /* reference: inside, the nearest face; outside, the clamp onto the box */
+        int inside = 1;
+        for (int a = 0; a < 3; a++)
+            inside &= p[a] > lo[a] && p[a] < hi[a];
+        double d_ref;
+        if (inside) {
+            int best_a = 0;
+            double best = INFINITY, sgn = 1.0;
+            for (int a = 0; a < 3; a++) {
+                if (p[a] - lo[a] < best)
+                    best = p[a] - lo[a], best_a = a, sgn = -1.0;
+                if (hi[a] - p[a] < best)
+                    best = hi[a] - p[a], best_a = a, sgn = 1.0;
+            }
+            d_ref = best;
+            memcpy(q, p, sizeof q);
+            q[best_a] += sgn * best;
+        } else {
+            double s2 = 0.0;
+            for (int a = 0; a < 3; a++) {
+                q[a] = fmin(fmax(p[a], lo[a]), hi[a]);
+                s2 += (q[a] - p[a]) * (q[a] - p[a]);
+            }
+            d_ref = sqrt(s2);
+        }
+        double d = shard_mesh_surface(&m, p, n), nerr = 0.0;
+        for (int a = 0; a < 3; a++)
+            nerr = fmax(nerr, fabs(p[a] + d * n[a] - q[a]));
+        worst_d = fmax(worst_d, fabs(d - d_ref));
+        worst_n = fmax(worst_n, nerr);
+    }
+    SHARD_ENSURE(worst_d < 1e-12 && worst_n < 1e-12);
+    printf("surface distance of a box mesh, 4000 points in and around it: max |d - d_ref| %.3g, max |p + d n - q| "
+           "%.3g\n",
+           worst_d, worst_n);
+    shard_mesh_free(&m);
+    pm_free(&box);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -1055,6 +1115,7 @@ int main(void)
     test_fuzz();
     test_large_sphere();
     test_scales();
+    test_surface_distance();
     remove_tmp_dir();
     return SHARD_TEST_RESULT();
 }
