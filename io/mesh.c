@@ -10,6 +10,7 @@
 #include "shard/mesh.h"
 
 #include "shard/fileio.h"
+#include "shard/hash.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -95,17 +96,6 @@ static int shard_mesh_parse_double(const char *tok, size_t len, double *out)
         return 0;
     *out = v;
     return 1;
-}
-
-/* splitmix64 finaliser: cheap and mixes every input bit into every output bit. */
-static uint64_t shard_mesh_mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
 }
 
 static size_t shard_mesh_pow2_at_least(size_t n)
@@ -251,7 +241,7 @@ static uint64_t shard_mesh_hash_point(const double *p)
     for (int a = 0; a < 3; a++) {
         uint64_t bits;
         memcpy(&bits, &p[a], sizeof bits);
-        h = shard_mesh_mix(h ^ bits);
+        h = shard_hash_mix(h ^ bits);
     }
     return h;
 }
@@ -849,7 +839,7 @@ typedef struct shard_mesh_edge {
 
 static shard_mesh_edge *shard_mesh_edge_slot(shard_mesh_edge *tab, size_t mask, int64_t lo, int64_t hi)
 {
-    size_t s = (size_t)shard_mesh_mix((uint64_t)lo * 0x9e3779b97f4a7c15ULL ^ (uint64_t)hi) & mask;
+    size_t s = (size_t)shard_hash_mix((uint64_t)lo * 0x9e3779b97f4a7c15ULL ^ (uint64_t)hi) & mask;
     while (tab[s].lo >= 0 && (tab[s].lo != lo || tab[s].hi != hi))
         s = (s + 1) & mask;
     return &tab[s];

@@ -25,16 +25,17 @@ static int shard_test_failures = 0;
         }                                                                                                        \
     } while (0)
 
-/* Deterministic uniform numbers in [-1, 1) from the splitmix64 sequence of a seed, so that every failure
- * reproduces: shard_test_rnd(&state). */
-static inline double shard_test_rnd(uint64_t *state)
+/* The splitmix64 sequence of a seed (Steele, Lea & Flood 2014), so that every failure reproduces:
+ * shard_test_next(&state) gives 64 random bits, shard_test_rnd(&state) a uniform number in [-1, 1). */
+static inline uint64_t shard_test_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+    return z ^ (z >> 31);
 }
+
+static inline double shard_test_rnd(uint64_t *state) { return (double)(shard_test_next(state) >> 11) * 0x1.0p-52 - 1.0; }
 
 #define SHARD_TEST_RESULT() (shard_test_failures ? (fprintf(stderr, "%d check(s) failed\n", shard_test_failures), 1) : 0)
 

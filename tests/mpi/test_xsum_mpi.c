@@ -13,6 +13,7 @@
  * is not checked.
  * Every rank exits 0 (pass) or 1 (fail). */
 #include "shard/comm.h"
+#include "shard/hash.h"
 #include "shard/xsum.h"
 
 #include <inttypes.h>
@@ -27,13 +28,7 @@ enum { NTERMS = 100000, NVEC = 33332 }; /* NVEC even: each vector component take
 static const uint64_t recorded_total = 0xc1fbd8e30fb43140ull; /* -0x1.bd8e30fb4314p+32 */
 static const uint64_t recorded_vec[3] = {0x41f760328fef1590ull, 0xc21bd50732284c16ull, 0x421004a91dfc2cf0ull};
 
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t mix(uint64_t z) { return shard_hash_mix(z); }
 
 static double from_bits(uint64_t b)
 {

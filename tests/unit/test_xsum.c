@@ -129,13 +129,7 @@ static int ref_check_rounding(const double *t, size_t n, double res, double *err
 
 /* ---- random terms ---- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng_next(uint64_t *s) { return shard_test_next(s); }
 
 static uint64_t rng_below(uint64_t *s, uint64_t n) { return rng_next(s) % n; }
 
