@@ -11,12 +11,21 @@
  * slowest mode is what makes the method converge in a number of steps of the order of (highest / lowest
  * frequency), not of its square.  The run stops when the unbalanced force |m a| over the free particles falls
  * to `tolerance` times its value at the start.  Every sum is exact (shard_comm_xsum), so c, the residual and the
- * step at which the stage ends are the same on any number of ranks.  The relaxation's time step is the run's
- * CFL step with relax.dt_safety in place of run.dt_safety (a given run.dt is used as it is); its steps are not
- * time steps of the run: time and step stay 0, and the dynamic run starts from the relaxed positions at rest.
+ * step at which the stage ends are the same on any number of ranks.
+ * The step: the pseudo-dynamics is stable for dt < 2 / omega_max, omega_max^2 the largest eigenvalue of M^-1 K.
+ * The run's CFL rule (h / c_p) is a safe estimate of that for dynamics, about 0.8 of it for a lattice solid;
+ * relaxation, whose step count is proportional to 1 / dt, measures it instead: power iteration on K z =
+ * -M (a(x0 + eps z) - a(x0)) / eps (every force term at the start, velocities 0, nothing advanced), 40
+ * iterations from a +-1 pattern hashed from the global ids, Rayleigh quotient z.M y / z.M z in exact sums,
+ * which approaches omega_max^2 from below (within about 1 % at 40 iterations for a lattice).  The step is
+ * relax.dt_safety x the smaller of 2 / omega_max and the common force terms' limits (contact springs that are
+ * not yet closed at the start, mass damping), so a contact that closes later is still resolved.  A given
+ * run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and the dynamic run
+ * starts from the relaxed positions at rest.
  */
 #include "sim_impl.h"
 
+#include "shard/hash.h"
 #include "shard/xsum.h"
 
 #include <math.h>
@@ -53,6 +62,64 @@ static void shard_sim_relax_sums(shard_sim *s, const double *x0, const double *a
         out[k] = shard_xsum_round(&acc[k]);
 }
 
+/* omega_max^2 of M^-1 K at the current positions (the start, where the forces are current and every velocity
+ * is 0), by power iteration (above); x and a are as they were afterwards. */
+#define SHARD_RELAX_POWER_ITERATIONS 40
+static double shard_sim_relax_lambda_max(shard_sim *s)
+{
+    shard_particles *p = &s->p;
+    size_t n3 = 3 * p->n_owned;
+    double *x0 = shard_malloc((n3 + 1) * sizeof *x0), *a0 = shard_malloc((n3 + 1) * sizeof *a0);
+    double *z = shard_malloc((n3 + 1) * sizeof *z);
+    memcpy(x0, p->x, n3 * sizeof *x0);
+    memcpy(a0, p->a, n3 * sizeof *a0);
+    double spacing = INFINITY;
+    for (int b = 0; b < s->scene.n_bodies; b++)
+        spacing = fmin(spacing, s->scene.bodies[b].spacing);
+    for (size_t i = 0; i < p->n_owned; i++)
+        for (int c = 0; c < 3; c++)
+            z[3 * i + c] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0
+                           : (shard_hash_mix(3 * (uint64_t)p->gid[i] + (uint64_t)c) >> 63) ? 1.0 : -1.0;
+    double dt_saved = s->phys.dt, lambda = 0.0;
+    s->phys.dt = 0.0; /* no plastic flow while probing */
+    s->phys.dt_motion = 0.0;
+    for (int it = 0; it < SHARD_RELAX_POWER_ITERATIONS; it++) {
+        /* z scaled to an rms of 1, then x = x0 + eps z with eps a millionth of the finest spacing */
+        shard_xsum acc[2];
+        shard_xsum_init(&acc[0]), shard_xsum_init(&acc[1]);
+        for (size_t q = 0; q < n3; q++)
+            shard_xsum_add(&acc[0], z[q] * z[q]), shard_xsum_add(&acc[1], z[q] != 0.0 ? 1.0 : 0.0);
+        shard_comm_xsum(s->comm, acc, 2);
+        double zz = shard_xsum_round(&acc[0]), cnt = shard_xsum_round(&acc[1]);
+        if (!(zz > 0.0))
+            break;
+        double scale = sqrt(cnt / zz), eps = 1e-6 * spacing;
+        for (size_t q = 0; q < n3; q++) {
+            z[q] *= scale;
+            p->x[q] = x0[q] + eps * z[q];
+        }
+        shard_sim_forces(s, 0);
+        /* y = M^-1 K z into z; the Rayleigh quotient z.M y / z.M z */
+        shard_xsum_init(&acc[0]), shard_xsum_init(&acc[1]);
+        for (size_t i = 0; i < p->n_owned; i++)
+            for (int c = 0; c < 3; c++) {
+                size_t q = 3 * i + (size_t)c;
+                double y = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0 : -(p->a[q] - a0[q]) / eps;
+                shard_xsum_add(&acc[0], p->mass[i] * z[q] * y);
+                shard_xsum_add(&acc[1], p->mass[i] * z[q] * z[q]);
+                z[q] = y;
+            }
+        shard_comm_xsum(s->comm, acc, 2);
+        double zmy = shard_xsum_round(&acc[0]), zmz = shard_xsum_round(&acc[1]);
+        lambda = zmz > 0.0 ? zmy / zmz : 0.0;
+    }
+    memcpy(p->x, x0, n3 * sizeof *x0);
+    shard_sim_forces(s, 0);
+    s->phys.dt = dt_saved;
+    free(x0), free(a0), free(z);
+    return lambda;
+}
+
 int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
 {
     memset(err, 0, sizeof *err);
@@ -63,16 +130,25 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
     int rank = shard_comm_rank(s->comm);
     double wall0 = shard_wtime();
     size_t n3 = 3 * p->n_owned;
-    double dt = s->scene.run.dt > 0.0 ? s->dt : s->dt / s->scene.run.dt_safety * rd->dt_safety;
     double *x0 = shard_malloc((n3 + 1) * sizeof *x0), *a_prev = shard_malloc((n3 + 1) * sizeof *a_prev);
     memcpy(x0, p->x, n3 * sizeof *x0);
     /* From rest: the forces again with every velocity zero (damping terms see the state it starts from). */
     memset(p->v, 0, n3 * sizeof *p->v);
     s->phys.dt_motion = 0.0;
     shard_sim_forces(s, 0);
+    double dt = s->dt, lambda = 0.0;
+    if (!(s->scene.run.dt > 0.0)) {
+        const char *why;
+        int body;
+        double common = shard_sim_step_limit(s, 0, &why, &body);
+        lambda = shard_sim_relax_lambda_max(s);
+        double limit = lambda > 0.0 ? fmin(2.0 / sqrt(lambda), common) : s->dt / s->scene.run.dt_safety;
+        dt = rd->dt_safety * limit;
+    }
     if (rank == 0 && !quiet)
-        printf("Relaxing to static equilibrium: steps of %.6g s, tolerance %g, at most %ld steps\n", dt,
-               rd->tolerance, rd->max_steps);
+        printf("Relaxing to static equilibrium: steps of %.6g s (highest frequency %.6g rad/s), tolerance %g, at "
+               "most %ld steps\n",
+               dt, sqrt(lambda), rd->tolerance, rd->max_steps);
     long every = s->scene.run.diagnostics_every, k = 0;
     double r0 = 0.0, res = 0.0, c = 0.0;
     for (;; k++) {

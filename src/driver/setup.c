@@ -132,17 +132,14 @@ static int shard_sim_body_state(shard_sim *s, shard_error *err)
     return 0;
 }
 
-/* The time step from scene data alone (identical on every rank, no reduction needed): the smallest limit any
- * module (for its bodies) or common term (for every body) gives, times run.dt_safety; the first limit of the
- * tables wins a tie, so the label is deterministic.  *limit_body is the body whose limit set it (-1: given). */
-static void shard_sim_time_step(shard_sim *s, int *limit_body)
+double shard_sim_step_limit(const shard_sim *s, int modules, const char **why_out, int *limit_body)
 {
     const shard_scene *sc = &s->scene;
     double best = INFINITY;
     const char *why = "none";
     *limit_body = -1;
-    for (int b = 0; b < sc->n_bodies; b++) {
-        shard_sim_module *md = shard_sim_module_of(s, b);
+    for (int b = 0; b < sc->n_bodies && modules; b++) {
+        const shard_sim_module *md = shard_sim_module_of((shard_sim *)s, b);
         if (!md->def->dt_limit)
             continue;
         double d = md->def->dt_limit(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b);
@@ -159,6 +156,17 @@ static void shard_sim_time_step(shard_sim *s, int *limit_body)
                 best = d, why = t->def->dt_name, *limit_body = b;
         }
     }
+    *why_out = why;
+    return best;
+}
+
+/* The time step from scene data alone (identical on every rank, no reduction needed): the smallest limit,
+ * times run.dt_safety.  *limit_body is the body whose limit set it (-1: given). */
+static void shard_sim_time_step(shard_sim *s, int *limit_body)
+{
+    const shard_scene *sc = &s->scene;
+    const char *why;
+    double best = shard_sim_step_limit(s, 1, &why, limit_body);
     if (sc->run.dt > 0.0) {
         s->dt = sc->run.dt;
         s->dt_limit = "given";

@@ -95,6 +95,12 @@ const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shar
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
 
+/* setup.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
+ * of the modules (for their bodies, when `modules` is set) and of the common force terms (for every body); the
+ * first limit of the tables wins a tie, so *why (its dt_name) is deterministic, and *limit_body is the body
+ * whose limit it is (-1: none). */
+double shard_sim_step_limit(const shard_sim *s, int modules, const char **why, int *limit_body);
+
 /* run.c: rank 0 prints, once per run, a warning naming the first inverted particle of diagnostics d. */
 void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
 
