@@ -5,6 +5,9 @@
 #                  behaviour in the cell lists: the domain check stops the run first)
 #   out of memory  a run under a small address-space limit: exit 5, "out of memory" with the rank, the size
 #                  and the file and line that asked (never SIGABRT)
+#   inversion      a ball crushed at v = 0.5 c0 without the volume barrier: the run goes on (exit 0), one
+#                  warning names the count, the first particle, its body and position, the Final line counts
+#                  the inverted particles; with the default barrier the same impact warns of nothing
 # usage: run_faults.sh SHARD   (run in tests/)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -22,7 +25,36 @@ bodies:
     spacing: 0.02
     velocity: [1e150, 0, 0]
 YAML
+for barrier in 0 1; do
+  cat > "$WORK/crush_$barrier.yaml" <<YAML
+run:
+  end_time: 0.03
+  gravity: [0, 0, 0]
+  diagnostics_every: 10
+materials:
+  soft: {density: 1000, E: 1.0e6, nu: 0.3, volume_barrier: $barrier}
+bodies:
+  - name: ball
+    material: soft
+    shape: {sphere: {center: [0, 0, 0.1001], radius: 0.1}}
+    spacing: 0.0142857
+    velocity: [0, 0, -15.8]
+obstacles:
+  - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
+YAML
+done
 for n in 1 3; do
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/crush_0.yaml" 2>&1)
+  expect_once "inversion warned at $n rank(s)" $? 0 "$out" "shard: warning:" \
+    "particle(s) turned inside out (det J <= 0); the first, particle 0 of body 'ball', is at ("
+  printf '%s\n' "$out" | grep -q '^Final: .*, inverted [1-9]' || fail "inversion at $n rank(s): the Final line counts none"
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/crush_1.yaml" 2>&1)
+  if [ $? != 0 ] || printf '%s\n' "$out" | grep -q "warning:" || ! printf '%s\n' "$out" | grep -q '^Final: .*, inverted 0$'; then
+    printf '%s\n' "$out" | tail -5
+    fail "barrier at $n rank(s): a warning, no 'inverted 0' on the Final line, or a failed run"
+  else
+    pass "barrier at $n rank(s): no particle inverted"
+  fi
   out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/lost.yaml" --quiet 2>&1)
   expect_once "lost particle at $n rank(s)" $? 4 "$out" "shard: error:" "step 1: particle"
   # 300 MB of address space per rank: enough for MPI and the scene text, not for a million particles.

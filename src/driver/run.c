@@ -187,6 +187,7 @@ void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d)
         return;
     const shard_scene *sc = &s->scene;
     int b = d->inverted_body >= 0 && d->inverted_body < sc->n_bodies ? d->inverted_body : 0;
+    fflush(stdout); /* after the diagnostics lines already printed, in a log that merges both streams */
     fprintf(stderr,
             "shard: warning: step %ld: %lld particle(s) turned inside out (det J <= 0); the first, particle %lld "
             "of body '%s', is at (%.6g, %.6g, %.6g) m.  Their stress is written as 0 and flagged in the output "
