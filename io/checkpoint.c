@@ -543,6 +543,9 @@ static int shard_ckpt_load_list(hid_t f, const char *path, const shard_checkpoin
     int64_t ne = shard_ckpt_rows_of(f, path, name, err);
     if (ne < 0)
         return err->code;
+    if (ne > (int64_t)INT32_MAX) /* the bound of the bonds too: before anything is allocated from it */
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: /%s has %lld entries, more than a run can hold (2^31 - 1)",
+                               path, li->name, (long long)ne);
     int32_t *count = shard_malloc(((size_t)n + 1) * sizeof *count);
     int64_t *key = shard_malloc(((size_t)ne + 1) * sizeof *key);
     double *val = shard_malloc(((size_t)ne * (size_t)w + 1) * sizeof *val);

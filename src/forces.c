@@ -65,16 +65,16 @@ static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, co
 
 static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(acc, value); }
 
-/* The springs' energy with the memory written by the last evaluation (memory_out). */
+/* The springs' energy with the latest memory (memory_in: the driver points it there for the energy). */
 static void shard_forces_contact_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
-    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->bodies, c->memory_out, shard_forces_add_energy, acc);
+    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->bodies, c->memory_in, shard_forces_add_energy, acc);
 }
 
 static void shard_forces_obstacle_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
     const shard_scene *sc = c->ph->scene;
-    shard_contact_obstacles_energy(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->memory_out,
+    shard_contact_obstacles_energy(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->memory_in,
                                    shard_forces_add_energy, acc);
 }
 

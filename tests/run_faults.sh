@@ -5,6 +5,8 @@
 #                  behaviour in the cell lists: the domain check stops the run first)
 #   out of memory  a run under a small address-space limit: exit 5, "out of memory" with the rank, the size
 #                  and the file and line that asked (never SIGABRT)
+#   relax unsupported  a free ball with mass damping under gravity: its pseudo-dynamics settles at a terminal
+#                  speed (a = 0), which the static check refuses: exit 4, "check that the bodies are supported"
 #   inversion      a ball crushed at v = 0.5 c0 without the volume barrier: the run goes on (exit 0), one
 #                  warning names the count, the first particle, its body and position, the Final line counts
 #                  the inverted particles; with the default barrier the same impact warns of nothing
@@ -43,7 +45,17 @@ obstacles:
   - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
 YAML
 done
+cat > "$WORK/fall.yaml" <<'YAML'
+run: {steps: 10}
+materials:
+  gel: {density: 1000, E: 1.0e6, nu: 0.3, mass_damping: 5}
+bodies:
+  - {name: ball, material: gel, spacing: 0.02, shape: {sphere: {center: [0, 0, 1], radius: 0.1}}}
+relax: {max_steps: 3000}
+YAML
 for n in 1 3; do
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/fall.yaml" --quiet 2>&1)
+  expect_once "relax unsupported at $n rank(s)" $? 4 "$out" "shard: error: relax:" "check that the bodies are supported"
   out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/crush_0.yaml" 2>&1)
   expect_once "inversion warned at $n rank(s)" $? 0 "$out" "shard: warning:" \
     "particle(s) turned inside out (det J <= 0); the first, particle 0 of body 'ball', is at ("

@@ -86,7 +86,8 @@ typedef struct shard_force_term {
     void (*pass1)(const shard_matter_ctx *c, const int32_t *list, size_t n);
     int exchange_row;            /* block row forwarded between the passes (two-pass terms) */
     size_t (*add)(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts);
-    /* Elastic energy of the term at the current state into acc (NULL: none). */
+    /* Elastic energy of the term at the current state into acc (NULL: none); a term with a memory finds the
+     * latest one in c->memory_in. */
     void (*energy)(const shard_matter_ctx *c, shard_xsum *acc);
 } shard_force_term;
 

@@ -10,7 +10,10 @@
  * (dt v_i(n-1/2)) (mass-normalised, per component; components at rest are left out).  Critical damping of the
  * slowest mode is what makes the method converge in a number of steps of the order of (highest / lowest
  * frequency), not of its square.  The run stops when the unbalanced force |m a| over the free particles falls
- * to `tolerance` times its value at the start.  Every sum is exact (shard_comm_xsum), so c, the residual and the
+ * to `tolerance` times its value at the start, both under the pseudo-dynamics and statically (the forces again
+ * with every velocity 0: a body drifting at the terminal speed of its mass damping is not at rest).  The
+ * relaxation is elastic: the plastic strain is held as it is (phys.dt = 0 for the stage), and the dynamic run
+ * starts from the relaxed positions, at rest, with the static accelerations.  Every sum is exact (shard_comm_xsum), so c, the residual and the
  * step at which the stage ends are the same on any number of ranks.
  * The step: the pseudo-dynamics is stable for dt < 2 / omega_max, omega_max^2 the largest eigenvalue of M^-1 K.
  * The run's CFL rule (h / c_p) is a safe estimate of that for dynamics, about 0.8 of it for a lattice solid;
@@ -18,8 +21,10 @@
  * -M (a(x0 + eps z) - a(x0)) / eps (every force term at the start, velocities 0, nothing advanced), 40
  * iterations from a +-1 pattern hashed from the global ids, Rayleigh quotient z.M y / z.M z in exact sums,
  * which approaches omega_max^2 from below (within about 1 % at 40 iterations for a lattice).  The step is
- * relax.dt_safety x the smaller of 2 / omega_max and the common force terms' limits (contact springs that are
- * not yet closed at the start, mass damping), so a contact that closes later is still resolved.  A given
+ * relax.dt_safety x the smaller of 2 / omega_max (times sqrt(1 + z^2) - z, z = beta omega_max / 2, for the
+ * largest stiffness-proportional damping time beta of the materials) and the common force terms' limits
+ * (contact springs that are not yet closed at the start, mass damping), so a contact that closes later is
+ * still resolved.  A given
  * run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and the dynamic run
  * starts from the relaxed positions at rest.
  */
@@ -120,6 +125,18 @@ static double shard_sim_relax_lambda_max(shard_sim *s)
     return lambda;
 }
 
+/* The forces with every velocity 0 (no damping term acts, no contact memory advances: the static residual)
+ * and the unbalanced force |m a| they leave. */
+static double shard_sim_relax_static(shard_sim *s, const double *x0)
+{
+    memset(s->p.v, 0, 3 * s->p.n_owned * sizeof *s->p.v);
+    s->phys.dt_motion = 0.0;
+    shard_sim_forces(s, 0);
+    double sum[RELAX_N];
+    shard_sim_relax_sums(s, x0, NULL, 0.0, 1, sum);
+    return sqrt(sum[RELAX_RES]);
+}
+
 int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
 {
     memset(err, 0, sizeof *err);
@@ -131,18 +148,27 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
     double wall0 = shard_wtime();
     size_t n3 = 3 * p->n_owned;
     double *x0 = shard_malloc((n3 + 1) * sizeof *x0), *a_prev = shard_malloc((n3 + 1) * sizeof *a_prev);
+    double *v_keep = shard_malloc((n3 + 1) * sizeof *v_keep);
     memcpy(x0, p->x, n3 * sizeof *x0);
+    /* The relaxation is elastic: no plastic flow while it runs (phys.dt 0), the plastic strain held as it is. */
+    double dt_run = s->phys.dt;
+    s->phys.dt = 0.0;
     /* From rest: the forces again with every velocity zero (damping terms see the state it starts from). */
-    memset(p->v, 0, n3 * sizeof *p->v);
-    s->phys.dt_motion = 0.0;
-    shard_sim_forces(s, 0);
+    shard_sim_relax_static(s, x0);
     double dt = s->dt, lambda = 0.0;
     if (!(s->scene.run.dt > 0.0)) {
         const char *why;
         int body;
         double common = shard_sim_step_limit(s, 0, &why, &body);
         lambda = shard_sim_relax_lambda_max(s);
-        double limit = lambda > 0.0 ? fmin(2.0 / sqrt(lambda), common) : s->dt / s->scene.run.dt_safety;
+        /* Stiffness-proportional damping (a time beta) lowers the limit to (2 / w)(sqrt(1 + z^2) - z),
+         * z = beta w / 2, for the largest beta of the scene's materials. */
+        double beta = 0.0, w = sqrt(lambda);
+        for (int b = 0; b < s->scene.n_bodies; b++)
+            beta = fmax(beta, s->scene.materials[s->scene.bodies[b].material].damping);
+        double z = 0.5 * beta * w;
+        double limit = lambda > 0.0 ? fmin(2.0 / w * (sqrt(1.0 + z * z) - z), common)
+                                    : s->dt / s->scene.run.dt_safety;
         dt = rd->dt_safety * limit;
     }
     if (rank == 0 && !quiet)
@@ -151,6 +177,7 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
                dt, sqrt(lambda), rd->tolerance, rd->max_steps);
     long every = s->scene.run.diagnostics_every, k = 0;
     double r0 = 0.0, res = 0.0, c = 0.0;
+    int is_static = 1; /* the last force evaluation had every velocity 0 */
     for (;; k++) {
         double sum[RELAX_N];
         shard_sim_relax_sums(s, x0, a_prev, dt, k == 0, sum);
@@ -164,8 +191,21 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
         if (rank == 0 && !quiet && every > 0 && k % every == 0)
             printf("relax step %ld  unbalanced force %.6e N (%.3e of the start)  damping %.4g 1/s\n", k, res,
                    r0 > 0.0 ? res / r0 : 0.0, c);
-        if (res <= rd->tolerance * r0 || k == rd->max_steps)
+        if (k == rd->max_steps)
             break;
+        if (res <= rd->tolerance * r0) {
+            /* Converged under the pseudo-dynamics, whose residual includes the damping terms' forces on the
+             * pseudo-velocities (a body falling freely against mass damping has a = 0 too): it counts only if
+             * the static residual, every velocity 0, is within the tolerance as well. */
+            if (!is_static) {
+                memcpy(v_keep, p->v, n3 * sizeof *v_keep);
+                res = shard_sim_relax_static(s, x0);
+                is_static = 1;
+            }
+            if (res <= rd->tolerance * r0)
+                break;
+            memcpy(p->v, v_keep, n3 * sizeof *v_keep);
+        }
         for (size_t i = 0; i < p->n_owned; i++) {
             double *v = p->v + 3 * i;
             const double *a = p->a + 3 * i;
@@ -183,14 +223,16 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
             p->x[q] += dt * p->v[q];
         s->phys.dt_motion = dt;
         shard_sim_forces(s, 0);
+        is_static = 0;
     }
-    free(x0), free(a_prev);
+    /* The dynamic run starts at rest from here: its first half kick uses accelerations with every velocity 0. */
+    if (!is_static)
+        res = shard_sim_relax_static(s, x0);
+    s->phys.dt = dt_run;
+    free(x0), free(a_prev), free(v_keep);
     s->relax_steps = k;
     s->relax_residual = res;
     s->relax_ratio = r0 > 0.0 ? res / r0 : 0.0;
-    /* The dynamic run starts at rest from here; its first half kick uses these accelerations. */
-    memset(p->v, 0, n3 * sizeof *p->v);
-    s->phys.dt_motion = 0.0;
     if (res > rd->tolerance * r0) {
         shard_error_set(err, SHARD_EXIT_RUNTIME,
                         "relax: the unbalanced force is still %.3e of its start (%.6g N) after %ld steps, above "

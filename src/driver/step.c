@@ -219,8 +219,12 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         vmax = fmax(vmax, v2);
     }
     for (int k = 0; k < s->n_terms; k++)
-        if (s->term[k].def->energy)
-            s->term[k].def->energy(&s->term[k].ctx, &acc[ELASTIC]);
+        if (s->term[k].def->energy) {
+            shard_sim_term *t = &s->term[k];
+            /* the latest memory (the last evaluation's, or the checkpoint's right after a restart) */
+            t->ctx.memory_in = t->def->memory_width > 0 ? &t->memory[t->cur] : NULL;
+            t->def->energy(&t->ctx, &acc[ELASTIC]);
+        }
     shard_comm_xsum(s->comm, acc, N_ACC);
     shard_diag d = {.kinetic = shard_xsum_round(&acc[KIN]), .elastic = shard_xsum_round(&acc[ELASTIC])};
     for (int k = 0; k < 3; k++)

@@ -19,6 +19,11 @@ expect_eq "output and checkpoints do not perturb the state (2 ranks)" "$h" "$ref
 
 # 1 -> 3: 200 steps on 1 rank (checkpoints at 100 and 200), then 3 ranks from step 200.
 shard_run 1 run "$scene" --steps 200 --out "$WORK/a" > "$WORK/a.log"
+# A restart that runs no step reports what the run that wrote the checkpoint did: the same Final line, its
+# elastic energy with the restored contact springs (exact sums, so bit for bit on another rank count).
+want=$(grep '^Final:' "$WORK/a.log")
+got=$(shard_run 3 run "$scene" --restart "$WORK/a/checkpoint_000200.h5" --steps 200 --out "$WORK/a0" | grep '^Final:')
+expect_eq "restart without a step (3 ranks): the Final line of step 200" "$got" "$want"
 out=$(shard_run 3 run "$scene" --restart "$WORK/a/checkpoint_000200.h5" --steps $N --out "$WORK/a")
 expect_eq "restart 1 -> 3 ranks at step 200" "$(printf '%s\n' "$out" | hash_of)" "$ref"
 printf '%s\n' "$out" | grep -q "for 200 steps" && pass "restarted run ran 200 steps" ||
