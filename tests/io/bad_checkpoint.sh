@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
-# version, missing dataset, inconsistent sizes, a step that does not match the time or is out of range, an output
-# file, the wrong scene, another time step; a --steps that ends before the checkpoint: exit 2) gives one
-# clear message, `shard: error: FILE: ...`, printed once; every rank exits with status 3 (no hang), and the
-# existing output folder is left exactly as it was.  Each case at 1 and 3 ranks.
+# version, a missing dataset of a module's state or of a contact memory, inconsistent sizes, a step that does
+# not match the time or is out of range, an output file, the wrong scene, another time step; a --steps that
+# ends before the checkpoint: exit 2) gives one clear message, `shard: error: FILE: ...`, printed once; every
+# rank exits with status 3 (no hang), and the existing output folder is left exactly as it was.  Each case at
+# 1 and 3 ranks.
 # usage: bad_checkpoint.sh SHARD TAMPER   (run in tests/io)
 set -uo pipefail
 TAMPER=$2
@@ -30,6 +31,8 @@ bad_version=$(mk version)
 "$TAMPER" set-i64 "$bad_version" format_version 99
 bad_dataset=$(mk dataset)
 "$TAMPER" delete "$bad_dataset" /solid/plastic_strain
+bad_memory=$(mk memory)
+"$TAMPER" delete "$bad_memory" /contact_memory/value
 bad_size=$(mk size)
 "$TAMPER" set-i64 "$bad_size" n_particles 1000
 bad_bonds=$(mk bonds)
@@ -61,6 +64,7 @@ case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" 
 case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 3" "$scene" \
   --restart "$bad_version"
 case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
+case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"
 case_ wrong-size "$bad_size: dataset /particles/global_id has the wrong size (expected 1000 rows)" "$scene" \
   --restart "$bad_size"
 case_ wrong-bond-count "$bad_bonds: dataset /bonds/partner has the wrong size (expected 17 rows)" "$scene" \
