@@ -65,9 +65,20 @@ static double shard_sample_shape_surface(const void *shape, const double p[3], d
     return shard_shape_surface(shape, p, n);
 }
 
-static double shard_sample_mesh_surface(const void *mesh, const double p[3], double n[3])
+/* A mesh and its winding: +1 counter-clockwise seen from outside, -1 inward-wound (accepted by sampling). */
+typedef struct shard_sample_mesh_ref {
+    const shard_mesh *mesh;
+    double winding;
+} shard_sample_mesh_ref;
+
+static double shard_sample_mesh_surface(const void *ref, const double p[3], double n[3])
 {
-    return shard_mesh_surface(mesh, p, n); /* p is inside: n points outwards */
+    const shard_sample_mesh_ref *m = ref;
+    double d = shard_mesh_surface(m->mesh, p, n); /* p is inside: n points outwards */
+    if (d == 0.0) /* on a triangle: n is its normal by the winding */
+        for (int k = 0; k < 3; k++)
+            n[k] *= m->winding;
+    return d;
 }
 
 static void shard_sample_fit(double *pts, size_t n, double s, const double lo[3], shard_sample_surface_fn surface,
@@ -231,8 +242,10 @@ static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, 
     }
     if (!rc)
         shard_mesh_sample(&mesh, b->spacing, pts, n);
-    if (!rc && b->sampling == SHARD_SAMPLING_SURFACE)
-        shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_mesh_surface, &mesh);
+    if (!rc && b->sampling == SHARD_SAMPLING_SURFACE) {
+        shard_sample_mesh_ref ref = {&mesh, shard_mesh_volume(&mesh) < 0.0 ? -1.0 : 1.0};
+        shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_mesh_surface, &ref);
+    }
     shard_mesh_free(&mesh);
     return rc;
 }

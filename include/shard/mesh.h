@@ -50,12 +50,13 @@ void shard_mesh_bounds(const shard_mesh *mesh, double min[3], double max[3]);
  * along +x crosses the surface an odd number of times.  Local. */
 void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, size_t *n);
 
-/* Frees the arrays; NULL-safe; leaves the struct zeroed. */
 /* The distance from p to the mesh's surface (its nearest triangle point) and in n the unit vector from p
- * towards that point (for p inside a closed mesh: the outward direction; the triangle's normal when p lies on
- * it).  Every triangle is visited (for the few points near a surface that sampling asks about). Local. */
+ * towards that point (for p inside a closed mesh: the outward direction; when p lies on a triangle, the
+ * triangle's normal by its winding, outward for a counter-clockwise mesh).  Every triangle is visited (for the
+ * few points near a surface that sampling asks about). Local. */
 double shard_mesh_surface(const shard_mesh *mesh, const double p[3], double n[3]);
 
+/* Frees the arrays; NULL-safe; leaves the struct zeroed. */
 void shard_mesh_free(shard_mesh *mesh);
 
 #endif
