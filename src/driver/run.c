@@ -128,13 +128,14 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
     int64_t contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
     shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
     int n_sec = shard_sim_checkpoint_sections(s, sec);
-    /* The force terms' memories, each under its name (the latest: memory[cur]). */
+    /* The force terms' memories, each under its name (the latest: memory[cur]), in the order a restart reads
+     * them back (its checksum hashes them in that order). */
     shard_checkpoint_list lists[SHARD_CHECKPOINT_MAX_LISTS];
-    int n_lists = 0;
-    for (int k = 0; k < s->n_terms && n_lists < SHARD_CHECKPOINT_MAX_LISTS; k++)
-        if (s->term[k].def->memory_width > 0)
-            lists[n_lists++] = (shard_checkpoint_list){s->term[k].def->memory_name,
-                                                       &s->term[k].memory[s->term[k].cur]};
+    int n_lists = s->n_mem;
+    for (int q = 0; q < n_lists; q++) {
+        shard_sim_term *t = s->mem_term[q];
+        lists[q] = (shard_checkpoint_list){t->def->memory_name, &t->memory[t->cur]};
+    }
     shard_checkpoint_state st = {
         .p = &s->p, .n_sections = n_sec, .sections = sec, .n_lists = n_lists, .lists = lists,
         .bonds = &s->bonds, .broken = s->bond_broken,

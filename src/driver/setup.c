@@ -422,24 +422,25 @@ static void shard_sim_io_setup(shard_sim *s)
 #endif
 }
 
+/* Appends term ft's memory (if it has one) as list *n. */
+static void shard_sim_memory_desc(const shard_force_term *ft, shard_checkpoint_list *lists, shard_pairlist *shapes,
+                                  int *n)
+{
+    if (ft->memory_width <= 0 || *n >= SHARD_CHECKPOINT_MAX_LISTS)
+        return;
+    shard_pairlist_init(&shapes[*n], ft->memory_width);
+    lists[*n] = (shard_checkpoint_list){.name = ft->memory_name, .list = &shapes[*n]};
+    (*n)++;
+}
+
 int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes)
 {
     int n = 0;
     for (int m = 0; m < t->n_modules; m++)
-        for (int q = 0; q < t->modules[m]->n_terms; q++) {
-            const shard_force_term *ft = t->modules[m]->terms[q];
-            if (ft->memory_width > 0 && n < SHARD_CHECKPOINT_MAX_LISTS) {
-                shard_pairlist_init(&shapes[n], ft->memory_width);
-                lists[n] = (shard_checkpoint_list){.name = ft->memory_name, .list = &shapes[n]};
-                n++;
-            }
-        }
+        for (int q = 0; q < t->modules[m]->n_terms; q++)
+            shard_sim_memory_desc(t->modules[m]->terms[q], lists, shapes, &n);
     for (int q = 0; q < t->n_terms; q++)
-        if (t->terms[q]->memory_width > 0 && n < SHARD_CHECKPOINT_MAX_LISTS) {
-            shard_pairlist_init(&shapes[n], t->terms[q]->memory_width);
-            lists[n] = (shard_checkpoint_list){.name = t->terms[q]->memory_name, .list = &shapes[n]};
-            n++;
-        }
+        shard_sim_memory_desc(t->terms[q], lists, shapes, &n);
     return n;
 }
 
@@ -588,8 +589,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     shard_checkpoint_list mem_desc[SHARD_CHECKPOINT_MAX_LISTS];
     shard_pairlist mem_shape[SHARD_CHECKPOINT_MAX_LISTS], mem_all[SHARD_CHECKPOINT_MAX_LISTS],
         mem_mine[SHARD_CHECKPOINT_MAX_LISTS];
-    shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS];
-    int n_mem = shard_sim_memory_descs(tables, mem_desc, mem_shape);
+    shard_sim_term **mem_term = s->mem_term; /* kept: checkpoints write the lists in this order */
+    int n_mem = s->n_mem = shard_sim_memory_descs(tables, mem_desc, mem_shape);
     shard_sim_memory_terms(s, mem_desc, n_mem, mem_term);
     for (int q = 0; q < n_mem; q++) {
         mem_all[q] = rank == 0 && restart ? ck->lists[q] : mem_shape[q];

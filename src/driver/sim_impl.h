@@ -80,6 +80,8 @@ struct shard_sim {
     long last_output;             /* step of the last output written or inherited from a restart, or -1 */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
     int warned_inverted;          /* the warning about inverted particles has been printed */
+    shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
+    int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
     long relax_steps;             /* steps of the relax stage, -1 before it ran (or without one) */
     double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
