@@ -885,21 +885,28 @@ static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene
     return shard_scene_fail(c, n, path, "unknown material %s (defined: %s)", shard_scene_describe(what, n), defined);
 }
 
+/* A scalar that must be one of names[0..n): its index into *out, or a failure listing them. */
+static int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                    const char *const *names, int count, int *out)
+{
+    char what[80], list[160] = "";
+    if (n->type == YN_SCALAR && !shard_scene_is_null(n))
+        for (int k = 0; k < count; k++)
+            if (strcmp(n->text, names[k]) == 0) {
+                *out = k;
+                return 0;
+            }
+    size_t used = 0;
+    for (int k = 0; k < count; k++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'", k == 0 ? "" : k + 1 == count ? " or " : ", ",
+                                 names[k]);
+    return shard_scene_fail(c, n, path, "expected %s, got %s", list, shard_scene_describe(what, n));
+}
+
 static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
-    shard_body_def *b = target;
-    char what[80];
-    if (n->type == YN_SCALAR && !shard_scene_is_null(n)) {
-        if (strcmp(n->text, "lattice") == 0) {
-            b->sampling = SHARD_SAMPLING_LATTICE;
-            return 0;
-        }
-        if (strcmp(n->text, "surface") == 0) {
-            b->sampling = SHARD_SAMPLING_SURFACE;
-            return 0;
-        }
-    }
-    return shard_scene_fail(c, n, path, "expected 'lattice' or 'surface', got %s", shard_scene_describe(what, n));
+    static const char *const names[] = {[SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface"};
+    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->sampling);
 }
 
 static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t more)
@@ -1193,12 +1200,20 @@ static int shard_scene_parse_checkpoint(shard_scene_ctx *c, const shard_scene_no
     return shard_scene_parse_section(c, n, path, &checkpoint_section, o);
 }
 
+static int shard_scene_parse_relax_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                          void *target)
+{
+    static const char *const names[] = {[SHARD_RELAX_DYNAMIC] = "dynamic", [SHARD_RELAX_CG] = "cg"};
+    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_relax_def *)target)->method);
+}
+
 static const shard_scene_field relax_rows[] = {
     {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, tolerance), .r = IN('(', 0, 1, ')'),
      .def = {1e-4}},
     {.key = "max_steps", .kind = FK_INT, .offset = offsetof(shard_relax_def, max_steps), .r = GT(0), .def = {100000}},
     {.key = "dt_safety", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, dt_safety), .r = IN('(', 0, 1, ']'),
      .def = {0.9}},
+    {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_relax_method},
 };
 static const shard_scene_section relax_section = SECTION(relax_rows, 0, NULL);
 

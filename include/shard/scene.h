@@ -83,12 +83,15 @@ typedef struct shard_output_def {
     shard_src_loc loc;
 } shard_output_def;
 
-/* Dynamic relaxation to static equilibrium before the dynamic run (the scene's `relax` section). */
+/* Relaxation to static equilibrium before the dynamic run (the scene's `relax` section): adaptive dynamic
+ * relaxation, or nonlinear conjugate gradients on the potential energy (src/driver/relax.c). */
+enum { SHARD_RELAX_DYNAMIC = 0, SHARD_RELAX_CG = 1 };
 typedef struct shard_relax_def {
     int enabled;              /* the scene has a `relax` section */
     double tolerance;         /* stop when |unbalanced force| <= tolerance x its value at the start (default 1e-4) */
     long max_steps;           /* give up (an error) after this many steps (default 100000) */
     double dt_safety;         /* the relaxation's CFL safety factor (default 0.9) */
+    int method;               /* SHARD_RELAX_DYNAMIC (default) or SHARD_RELAX_CG */
     shard_src_loc loc;
 } shard_relax_def;
 

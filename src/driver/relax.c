@@ -1,5 +1,6 @@
-/* Dynamic relaxation: the scene's `relax` stage, which brings the bodies to static equilibrium before the
- * dynamic run (see run.h).
+/* Relaxation: the scene's `relax` stage, which brings the bodies to static equilibrium before the dynamic run
+ * (see run.h), by dynamic relaxation (method dynamic, below) or by conjugate gradients (method cg, at
+ * shard_sim_relax_cg).
  *
  * Adaptive dynamic relaxation (Underwood 1983, in the form of Kilic & Madenci 2010, the method of Peridigm's
  * quasi-static solver): the forces of the run (every term, gravity; prescribed particles held still) drive a
@@ -67,6 +68,15 @@ static void shard_sim_relax_sums(shard_sim *s, const double *x0, const double *a
         out[k] = shard_xsum_round(&acc[k]);
 }
 
+/* The finest particle spacing of the scene's bodies. */
+static double shard_sim_relax_spacing(const shard_sim *s)
+{
+    double spacing = INFINITY;
+    for (int b = 0; b < s->scene.n_bodies; b++)
+        spacing = fmin(spacing, s->scene.bodies[b].spacing);
+    return spacing;
+}
+
 /* omega_max^2 of M^-1 K at the current positions (the start, where the forces are current and every velocity
  * is 0), by power iteration (above); x and a are as they were afterwards. */
 #define SHARD_RELAX_POWER_ITERATIONS 40
@@ -78,9 +88,7 @@ static double shard_sim_relax_lambda_max(shard_sim *s)
     double *z = shard_malloc((n3 + 1) * sizeof *z);
     memcpy(x0, p->x, n3 * sizeof *x0);
     memcpy(a0, p->a, n3 * sizeof *a0);
-    double spacing = INFINITY;
-    for (int b = 0; b < s->scene.n_bodies; b++)
-        spacing = fmin(spacing, s->scene.bodies[b].spacing);
+    double spacing = shard_sim_relax_spacing(s);
     for (size_t i = 0; i < p->n_owned; i++)
         for (int c = 0; c < 3; c++)
             z[3 * i + c] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0
@@ -137,24 +145,15 @@ static double shard_sim_relax_static(shard_sim *s, const double *x0)
     return sqrt(sum[RELAX_RES]);
 }
 
-int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
+/* Adaptive dynamic relaxation (above) from the static state at x0: the number of steps, the final and the
+ * starting unbalanced force in *res and *r0; the forces are current and static on return. */
+static long shard_sim_relax_dynamic(shard_sim *s, const double *x0, int quiet, double *res_out, double *r0_out)
 {
-    memset(err, 0, sizeof *err);
     const shard_relax_def *rd = &s->scene.relax;
-    if (!rd->enabled || s->step != 0 || s->restarted_at >= 0 || s->relax_steps >= 0)
-        return 0;
     shard_particles *p = &s->p;
     int rank = shard_comm_rank(s->comm);
-    double wall0 = shard_wtime();
     size_t n3 = 3 * p->n_owned;
-    double *x0 = shard_malloc((n3 + 1) * sizeof *x0), *a_prev = shard_malloc((n3 + 1) * sizeof *a_prev);
-    double *v_keep = shard_malloc((n3 + 1) * sizeof *v_keep);
-    memcpy(x0, p->x, n3 * sizeof *x0);
-    /* The relaxation is elastic: no plastic flow while it runs (phys.dt 0), the plastic strain held as it is. */
-    double dt_run = s->phys.dt;
-    s->phys.dt = 0.0;
-    /* From rest: the forces again with every velocity zero (damping terms see the state it starts from). */
-    shard_sim_relax_static(s, x0);
+    double *a_prev = shard_malloc((n3 + 1) * sizeof *a_prev), *v_keep = shard_malloc((n3 + 1) * sizeof *v_keep);
     double dt = s->dt, lambda = 0.0;
     if (!(s->scene.run.dt > 0.0)) {
         const char *why;
@@ -172,8 +171,8 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
         dt = rd->dt_safety * limit;
     }
     if (rank == 0 && !quiet)
-        printf("Relaxing to static equilibrium: steps of %.6g s (highest frequency %.6g rad/s), tolerance %g, at "
-               "most %ld steps\n",
+        printf("Relaxing to static equilibrium (dynamic relaxation): steps of %.6g s (highest frequency %.6g "
+               "rad/s), tolerance %g, at most %ld steps\n",
                dt, sqrt(lambda), rd->tolerance, rd->max_steps);
     long every = s->scene.run.diagnostics_every, k = 0;
     double r0 = 0.0, res = 0.0, c = 0.0;
@@ -228,8 +227,150 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
     /* The dynamic run starts at rest from here: its first half kick uses accelerations with every velocity 0. */
     if (!is_static)
         res = shard_sim_relax_static(s, x0);
+    free(a_prev), free(v_keep);
+    *res_out = res, *r0_out = r0;
+    return k;
+}
+
+/* Exact sums over the free owned components q of the products m^mass[k] a[k][q] b[k][q] (k < n, m the
+ * particle's mass, mass[k] = 0, 1 or 2) into out[k]; a NULL a[k] counts the components. Collective. */
+static void shard_sim_relax_dots(shard_sim *s, int n, const double *const *a, const double *const *b,
+                                 const int *mass, double *out)
+{
+    const shard_particles *p = &s->p;
+    shard_xsum acc[8];
+    for (int k = 0; k < n; k++)
+        shard_xsum_init(&acc[k]);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        if (p->flags[i] & SHARD_PF_PRESCRIBED)
+            continue;
+        for (size_t q = 3 * i; q < 3 * i + 3; q++)
+            for (int k = 0; k < n; k++)
+                shard_xsum_add(&acc[k], a[k] ? (mass[k] == 2   ? p->mass[i] * p->mass[i]
+                                                : mass[k] == 1 ? p->mass[i]
+                                                               : 1.0) *
+                                                   a[k][q] * b[k][q]
+                                             : 1.0);
+    }
+    shard_comm_xsum(s->comm, acc, n);
+    for (int k = 0; k < n; k++)
+        out[k] = shard_xsum_round(&acc[k]);
+}
+
+/* Nonlinear conjugate gradients on the potential energy (the method of LAMMPS's `minimize cg`): the gradient is
+ * minus the static force m a of every term (velocities 0, no contact memory advanced), preconditioned by the
+ * masses, so the search direction starts as the accelerations; Polak-Ribiere with restarts (beta >= 0, and the
+ * steepest direction again whenever d is not downhill).  The line search is one secant (Newton) step: the
+ * curvature d.K d from the forces at x + sigma d (sigma d a millionth of the finest spacing, rms), the step
+ * alpha = d.f / d.K d, at most a quarter spacing for the particle that moves most (a body falling freely has no
+ * curvature along its fall; contacts then close gradually).  Two force evaluations per iteration; they are the
+ * stage's steps.  Unlike dynamic relaxation, CG's convergence is governed by the spread of the stiffness
+ * spectrum once its few lowest modes are resolved, not by the slowest mode: for the cantilever of
+ * docs/validation.md it needs a third (5 layers) to a sixth (8 layers) of the steps. */
+static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double *r0_out)
+{
+    const shard_relax_def *rd = &s->scene.relax;
+    shard_particles *p = &s->p;
+    int rank = shard_comm_rank(s->comm);
+    size_t n3 = 3 * p->n_owned;
+    double *xk = shard_malloc((n3 + 1) * sizeof *xk), *d = shard_malloc((n3 + 1) * sizeof *d);
+    double *a_old = shard_malloc((n3 + 1) * sizeof *a_old);
+    double spacing = shard_sim_relax_spacing(s);
+    /* the start: r = m a, z = a, d = z */
+    double sum[3];
+    shard_sim_relax_dots(s, 3, (const double *const[]){p->a, p->a, NULL}, (const double *const[]){p->a, p->a, NULL},
+                         (const int[]){1, 2, 0}, sum);
+    double rz = sum[0], res = sqrt(sum[1]), cnt = sum[2], r0 = res;
+    memcpy(d, p->a, n3 * sizeof *d);
+    for (size_t i = 0; i < p->n_owned; i++)
+        if (p->flags[i] & SHARD_PF_PRESCRIBED)
+            d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = 0.0;
+    if (rank == 0 && !quiet)
+        printf("Relaxing to static equilibrium (conjugate gradients): tolerance %g, at most %ld steps (two per "
+               "iteration)\n",
+               rd->tolerance, rd->max_steps);
+    long every = s->scene.run.diagnostics_every, evals = 0, it = 0;
+    s->phys.dt_motion = 0.0;
+    for (;; it++) {
+        if (rank == 0 && !quiet && every > 0 && it % every == 0)
+            printf("relax iteration %ld (step %ld)  unbalanced force %.6e N (%.3e of the start)\n", it, evals, res,
+                   r0 > 0.0 ? res / r0 : 0.0);
+        if (res <= rd->tolerance * r0 || evals + 2 > rd->max_steps)
+            break;
+        /* the trial point x + sigma d */
+        double dd[1];
+        shard_sim_relax_dots(s, 1, (const double *const[]){d}, (const double *const[]){d}, (const int[]){0}, dd);
+        double dmax = 0.0;
+        for (size_t i = 0; i < p->n_owned; i++)
+            for (size_t q = 3 * i; q < 3 * i + 3; q++)
+                dmax = fmax(dmax, fabs(d[q]));
+        dmax = shard_comm_max(s->comm, dmax);
+        if (!(dmax > 0.0))
+            break;
+        double sigma = 1e-6 * spacing / sqrt(dd[0] / cnt);
+        memcpy(xk, p->x, n3 * sizeof *xk);
+        memcpy(a_old, p->a, n3 * sizeof *a_old);
+        for (size_t q = 0; q < n3; q++)
+            p->x[q] = xk[q] + sigma * d[q];
+        shard_sim_forces(s, 0);
+        evals++;
+        /* d.f at x and d.K d = d.(f(x) - f(x + sigma d)) / sigma, f = m a */
+        for (size_t q = 0; q < n3; q++)
+            p->a[q] = a_old[q] - p->a[q];
+        shard_sim_relax_dots(s, 2, (const double *const[]){d, d}, (const double *const[]){a_old, p->a},
+                             (const int[]){1, 1}, sum);
+        double df = sum[0], dKd = sum[1] / sigma;
+        double cap = 0.25 * spacing / dmax;
+        double alpha = dKd > 0.0 ? fmin(df / dKd, cap) : cap;
+        for (size_t q = 0; q < n3; q++)
+            p->x[q] = xk[q] + alpha * d[q];
+        shard_sim_forces(s, 0);
+        evals++;
+        /* Polak-Ribiere: beta = z.(r - r_old) / (z_old.r_old), z = a, r = m a; and |r| */
+        double s4[4];
+        shard_sim_relax_dots(s, 4, (const double *const[]){p->a, p->a, d, p->a},
+                             (const double *const[]){p->a, a_old, p->a, p->a}, (const int[]){1, 1, 1, 2}, s4);
+        memcpy(sum, s4, 3 * sizeof *sum);
+        double rz_new = sum[0], beta = rz > 0.0 ? fmax(0.0, (rz_new - sum[1]) / rz) : 0.0;
+        double downhill = rz_new + beta * sum[2];
+        if (!(downhill > 0.0))
+            beta = 0.0;
+        for (size_t q = 0; q < n3; q++)
+            d[q] = p->a[q] + beta * d[q];
+        for (size_t i = 0; i < p->n_owned; i++)
+            if (p->flags[i] & SHARD_PF_PRESCRIBED)
+                d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = 0.0;
+        rz = rz_new;
+        res = sqrt(s4[3]);
+    }
+    free(xk), free(d), free(a_old);
+    s->relax_iterations = it;
+    *res_out = res, *r0_out = r0;
+    return evals;
+}
+
+int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    const shard_relax_def *rd = &s->scene.relax;
+    if (!rd->enabled || s->step != 0 || s->restarted_at >= 0 || s->relax_steps >= 0)
+        return 0;
+    shard_particles *p = &s->p;
+    int rank = shard_comm_rank(s->comm);
+    double wall0 = shard_wtime();
+    size_t n3 = 3 * p->n_owned;
+    double *x0 = shard_malloc((n3 + 1) * sizeof *x0);
+    memcpy(x0, p->x, n3 * sizeof *x0);
+    /* The relaxation is elastic: no plastic flow while it runs (phys.dt 0), the plastic strain held as it is. */
+    double dt_run = s->phys.dt;
+    s->phys.dt = 0.0;
+    /* From rest: the forces again with every velocity zero (damping terms see the state it starts from). */
+    shard_sim_relax_static(s, x0);
+    double res = 0.0, r0 = 0.0;
+    long k = rd->method == SHARD_RELAX_CG ? shard_sim_relax_cg(s, quiet, &res, &r0)
+                                          : shard_sim_relax_dynamic(s, x0, quiet, &res, &r0);
     s->phys.dt = dt_run;
-    free(x0), free(a_prev), free(v_keep);
+    free(x0);
     s->relax_steps = k;
     s->relax_residual = res;
     s->relax_ratio = r0 > 0.0 ? res / r0 : 0.0;
@@ -241,9 +382,13 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
                         s->relax_ratio, res, k, rd->tolerance);
         return err->code;
     }
-    if (rank == 0 && !quiet)
-        printf("Relaxed in %ld steps (%.3g s): unbalanced force %.6e N (%.3e of the start)\n", k,
+    if (rank == 0 && !quiet) {
+        char iters[64] = "";
+        if (rd->method == SHARD_RELAX_CG)
+            snprintf(iters, sizeof iters, ", %ld iterations", s->relax_iterations);
+        printf("Relaxed in %ld steps%s (%.3g s): unbalanced force %.6e N (%.3e of the start)\n", k, iters,
                shard_wtime() - wall0, res, s->relax_ratio);
+    }
     return 0;
 }
 

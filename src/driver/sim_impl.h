@@ -83,6 +83,7 @@ struct shard_sim {
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
     long relax_steps;             /* steps of the relax stage, -1 before it ran (or without one) */
+    long relax_iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
     double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
     size_t col_cap[SHARD_OUT_COUNT];
