@@ -22,6 +22,7 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
                             m->max_plastic, bd->support * bd->spacing);
     shard_solid_params *sp = state;
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
+    sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
     return 0;
 }
 

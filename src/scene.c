@@ -825,6 +825,8 @@ static const shard_scene_field material_rows[] = {
     {.key = "volume_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_stiffness), .r = GE(0)},
     {.key = "volume_barrier", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_barrier), .r = GE(0),
      .def = {1.0}},
+    {.key = "stabilization", .kind = FK_NUMBER, .offset = offsetof(shard_material, stabilization), .r = IN('[', 0, 1, ']'),
+     .def = {0.0}},
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, damping), .r = GE(0)},
     {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
     {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},

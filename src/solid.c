@@ -18,6 +18,25 @@ void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double
     sp->creep = creep;
     sp->max_plastic = max_plastic;
     sp->kb = 0.0;
+    sp->ks = 0.0;
+}
+
+double shard_solid_stabilization_stiffness(double G, double E, double spacing, double h)
+{
+    if (!(G > 0.0))
+        return 0.0;
+    /* m = sum over the lattice offsets n != 0 with |n s| < h of w |n s|^2: the weighted second moment tr A of
+     * a full stencil of the simple cubic lattice (an integer loop, the same on every rank) */
+    double inv_h2 = 1.0 / (h * h), m = 0.0;
+    int r = (int)ceil(h / spacing);
+    for (int a = -r; a <= r; a++)
+        for (int b = -r; b <= r; b++)
+            for (int c = -r; c <= r; c++) {
+                double d2 = ((double)a * a + (double)b * b + (double)c * c) * spacing * spacing;
+                if (d2 > 0.0)
+                    m += shard_solid_weight(d2, inv_h2) * d2;
+            }
+    return m > 0.0 ? G * E * spacing * spacing * spacing / m : 0.0;
 }
 
 double shard_solid_barrier(double det, double *slope)
@@ -294,6 +313,9 @@ static inline void shard_solid_stress_one(const shard_particles *p, const shard_
     double *Bi = a->B + 9 * k;
     for (int m = 0; m < 9; m++)
         Bi[m] = vol * PA[m];
+    if (s->ks > 0.0) /* the stabilisation's share: -k_s (J - I) */
+        for (int m = 0; m < 9; m++)
+            Bi[m] -= s->ks * (J[m] - (m % 4 == 0 ? 1.0 : 0.0));
 }
 
 void shard_solid_stress_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
@@ -319,8 +341,21 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
 {
     size_t k = i - a->first;
     const double *Xi = p->X + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
-    double inv_h2 = sp[p->body[i]].inv_h2;
+    double inv_h2 = sp[p->body[i]].inv_h2, ks = sp[p->body[i]].ks;
     double f0 = 0.0, f1 = 0.0, f2 = 0.0;
+    if (ks > 0.0) {
+        /* the stabilisation's other share: 2 k_s sum_j w_ij u_ij, u_ij = (x_j - x_i) - x_ij */
+        const double *xi = p->x + 3 * i;
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+            size_t j = (size_t)bonds->idx[b];
+            const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+            double w2 = 2.0 * ks * shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+            f0 += w2 * ((xj[0] - xi[0]) - d0);
+            f1 += w2 * ((xj[1] - xi[1]) - d1);
+            f2 += w2 * ((xj[2] - xi[2]) - d2);
+        }
+    }
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
         const double *Xj = p->X + 3 * j, *Bj = a->B + 9 * (ghosts ? shard_solid_slot(a, j) : j - a->first);
@@ -408,6 +443,28 @@ size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, co
     return n;
 }
 
+/* k_s / 2 sum_j w_ij |z_ij|^2, z_ij = u_ij - (J_i - I) x_ij: the part of the bonds' displacement that the
+ * particle's affine fit misses. */
+static double shard_solid_stabilization_energy(const shard_particles *p, const shard_csr *bonds,
+                                               const shard_solid_params *s, const double J[9], size_t i)
+{
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    double sum = 0.0;
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double w = shard_solid_weight(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], s->inv_h2);
+        for (int r = 0; r < 3; r++) {
+            double z = (xj[r] - xi[r]) - d[r];
+            for (int c = 0; c < 3; c++)
+                z -= (J[3 * r + c] - (r == c ? 1.0 : 0.0)) * d[c];
+            sum += w * z * z;
+        }
+    }
+    return 0.5 * s->ks * sum;
+}
+
 void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx)
 {
@@ -426,6 +483,8 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         double tr = Ee[0] + Ee[3] + Ee[5];
         double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
         double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
+        if (s->ks > 0.0) /* k_s / 2 sum_j w_ij |u_ij - (J - I) x_ij|^2, per unit volume */
+            U += shard_solid_stabilization_energy(p, bonds, s, J, i) / p->volume[i];
         if (s->kv > 0.0 || s->kb > 0.0) {
             double det = shard_solid_det(J), slope;
             U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);

@@ -20,6 +20,7 @@ typedef struct shard_material {
     double nu;               /* Poisson ratio, in (-1, 0.5) */
     double volume_stiffness; /* k_v, Pa, >= 0 (default 0) */
     double volume_barrier;   /* inversion barrier in units of the bulk modulus, >= 0 (default 1; 0: none) */
+    double stabilization;    /* bond-level stabilisation G_s of the zero-energy modes, >= 0 (solid.h) */
     double damping;          /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
     double mass_damping;     /* mass-proportional (Rayleigh alpha) damping rate, 1/s, >= 0 (default 0) */
     double yield;            /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */

@@ -17,8 +17,18 @@
  *   P      = J S + [k_v (det J - 1) + k_b h'(det J)] cof(J)  first Piola-Kirchhoff stress (+ volume terms)
  *            k_v/2 (det J - 1)^2 is the thesis's volume term (§2.6); k_b h(det J) is a barrier against
  *            inversion (below), k_b = volume_barrier x the bulk modulus E / (3 (1 - 2 nu))
- *   B_i    = v_i P_i A_i^+
- *   f_i    = sum_j w_ij (B_i + B_j) x_ij                    exact -dW/du_i of W = sum v_i U(J_i)
+ *   B_i    = v_i P_i A_i^+  - k_s (J_i - I)
+ *   f_i    = sum_j w_ij (B_i + B_j) x_ij + 2 k_s sum_j w_ij u_ij
+ *                                      exact -dW/du_i of W = sum v_i U(J_i) + k_s/2 sum_i sum_j w_ij |z_ij|^2
+ * Stabilisation (material key `stabilization` G_s, k_s = G_s E s^3 / sum_full w |x|^2): z_ij = u_ij - (J_i - I)
+ * x_ij is the part of bond ij's displacement that particle i's affine fit misses; the correspondence model
+ * gives it no energy, so modes made of it (the checkerboard, hour-glassing) are free.  The penalty is of the
+ * kind of Littlewood (2011) and Silling (2017, J. Mech. Phys. Solids 105: bond-level stabilisation of
+ * correspondence models), written as an energy: J_i is the least-squares minimiser of sum_j w_ij |u_ij -
+ * (J - I) x_ij|^2, so J's dependence on the positions drops out of its derivative (envelope theorem) and the
+ * force is exactly 2 k_s sum_j w_ij u_ij - k_s sum_j w_ij ((J_i - I) + (J_j - I)) x_ij, folded into B above.
+ * z vanishes for any affine deformation, so it never stiffens one; it does stiffen bending (a quadratic field)
+ * a little.
  * Barrier: St Venant-Kirchhoff's energy stays bounded as a particle is crushed (uniaxially, its stress peaks
  * at a stretch of 1/sqrt(3) and falls to zero at 0), so nothing stops a particle from turning inside out.
  * h(J) = -ln J + (J - 1) - (J - 1)^2/2 + (J - 1)^3/3 for J < 1, 0 for J >= 1, is the logarithmic volume
@@ -47,6 +57,7 @@ typedef struct shard_solid_params {
     double creep;        /* 1/s */
     double max_plastic;  /* cap on |Ep| */
     double kb;           /* inversion barrier modulus (Pa); 0: none */
+    double ks;           /* bond stabilisation stiffness k_s (N/m); 0: none */
 } shard_solid_params;
 
 #define SHARD_SOLID_BARRIER_J0 0.1
@@ -55,6 +66,10 @@ static inline double shard_solid_det(const double J[9])
 {
     return J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) + J[2] * (J[3] * J[7] - J[4] * J[6]);
 }
+
+/* k_s of the bond stabilisation (above) for G_s = G, Young's modulus E, a lattice spacing and support radius h:
+ * G E s^3 / m with m = sum w |x|^2 over a full stencil of the lattice; 0 when G is 0. Local. */
+double shard_solid_stabilization_stiffness(double G, double E, double spacing, double h);
 
 /* The barrier energy h(det) (above) and its slope h'(det) into *slope. */
 double shard_solid_barrier(double det, double *slope);

@@ -441,6 +441,35 @@ static void test_barrier(void)
     printf("Hooke at -1e-3: P_xx with the barrier / without = 1 + %.3g\n", with / P[0] - 1.0);
 }
 
+/* Forces of block b at its positions against central differences of its energy at probe particles (interior,
+ * face, edge and corner).  Central differences of W with step 1e-7 spacing: truncation ~(step)^2 W''' is
+ * ~1e-14 relative; round-off ~eps W / step ~1e-9 of f.  Tolerance 1e-5 of the largest force on the block. */
+static void check_forces_are_energy_gradient(block *b, const char *what)
+{
+    double *f = malloc(3 * b->n * sizeof *f);
+    double fscale = block_forces(b, 1e-4, f);
+    const size_t probes[] = {block_index(2, 1, 3), block_index(2, 2, 2), block_index(0, 2, 3), block_index(2, 0, 5),
+                             block_index(4, 3, 2), block_index(0, 0, 3), block_index(0, 0, 0), block_index(4, 3, 5)};
+    double hstep = 1e-7 * SPACING, worst = 0.0;
+    for (size_t t = 0; t < sizeof probes / sizeof probes[0]; t++) {
+        size_t q = probes[t];
+        for (int k = 0; k < 3; k++) {
+            double x0 = b->p.x[3 * q + k];
+            b->p.x[3 * q + k] = x0 + hstep;
+            double Wp = block_energy(b);
+            b->p.x[3 * q + k] = x0 - hstep;
+            double Wm = block_energy(b);
+            b->p.x[3 * q + k] = x0;
+            double fd = -(Wp - Wm) / (2 * hstep);
+            worst = fmax(worst, fabs(fd - f[3 * q + k]) / fscale);
+            SHARD_ENSURE_NEAR(f[3 * q + k], fd, 1e-5 * fscale);
+        }
+    }
+    printf("%s: f = -dW/dx at %zu particles: max |f - fd| / max|f| = %.3g (max |f| = %.3g N)\n", what,
+           sizeof probes / sizeof probes[0], worst, fscale);
+    free(f);
+}
+
 static void test_forces_are_energy_gradient(void)
 {
     block b;
@@ -449,31 +478,109 @@ static void test_forces_are_energy_gradient(void)
     /* a fixed small plastic strain field: the energy and the stress must both use it */
     for (size_t q = 0; q < 6 * b.n; q++)
         b.a.eps_p[q] = 0.002 * rnd();
-    double *f = malloc(3 * b.n * sizeof *f);
-    double fscale = block_forces(&b, 1e-4, f);
-    /* interior, face, edge and corner particles */
-    const size_t probes[] = {block_index(2, 1, 3), block_index(2, 2, 2), block_index(0, 2, 3), block_index(2, 0, 5),
-                             block_index(4, 3, 2), block_index(0, 0, 3), block_index(0, 0, 0), block_index(4, 3, 5)};
-    /* Central differences of W with step 1e-7 spacing: truncation ~(step)^2 W''' is ~1e-14 relative;
-     * round-off ~eps W / step ~1e-9 of f.  Tolerance 1e-5 of the largest force on the block. */
-    double hstep = 1e-7 * SPACING, worst = 0.0;
-    for (size_t t = 0; t < sizeof probes / sizeof probes[0]; t++) {
-        size_t q = probes[t];
-        for (int k = 0; k < 3; k++) {
-            double x0 = b.p.x[3 * q + k];
-            b.p.x[3 * q + k] = x0 + hstep;
-            double Wp = block_energy(&b);
-            b.p.x[3 * q + k] = x0 - hstep;
-            double Wm = block_energy(&b);
-            b.p.x[3 * q + k] = x0;
-            double fd = -(Wp - Wm) / (2 * hstep);
-            worst = fmax(worst, fabs(fd - f[3 * q + k]) / fscale);
-            SHARD_ENSURE_NEAR(f[3 * q + k], fd, 1e-5 * fscale);
-        }
+    check_forces_are_energy_gradient(&b, "elastic + volume + plastic strain");
+    block_free(&b);
+}
+
+/* The energy of each particle, in particle order. */
+static void block_add_each(void *ctx, double v)
+{
+    double **next = ctx;
+    *(*next)++ = v;
+}
+
+/* (i + j + k) mod 2 of the particle at block_index(i, j, k) = q. */
+static int colour(size_t q) { return (int)((q % NX + (q / NX) % NY + q / (NX * NY)) % 2); }
+
+/* sum_j w_ij |x_ij|^2 (or, with only_to_other, over the bonds to the other colour of the checkerboard below)
+ * of particle i of block b. */
+static double bond_moment(const block *b, size_t i, int only_to_other)
+{
+    double m = 0.0;
+    for (int64_t k = b->bonds.start[i]; k < b->bonds.start[i + 1]; k++) {
+        size_t j = (size_t)b->bonds.idx[k];
+        const double *Xj = b->p.X + 3 * j, *Xi = b->p.X + 3 * i;
+        double d2 = 0.0;
+        for (int r = 0; r < 3; r++)
+            d2 += (Xj[r] - Xi[r]) * (Xj[r] - Xi[r]);
+        if (!only_to_other)
+            m += shard_solid_weight(d2, b->sp.inv_h2) * d2;
+        else if (colour(j) != colour(i))
+            m += shard_solid_weight(d2, b->sp.inv_h2);
     }
-    printf("f = -dW/dx at %zu particles: max |f - fd| / max|f| = %.3g (max |f| = %.3g N)\n",
-           sizeof probes / sizeof probes[0], worst, fscale);
-    free(f);
+    return m;
+}
+
+/* The bond stabilisation k_s/2 sum_j w |u_ij - (J_i - I) x_ij|^2: its forces are the exact gradient of its
+ * energy (the affine fit J_i minimises it, so J's dependence on the positions drops out); an affine
+ * deformation (stretch, shear, rotation, translation) gives it no energy and no force; the checkerboard mode
+ * u = eps (-1)^(i+j+k) e_x, whose MLS gradient vanishes at every particle with a full stencil (the
+ * correspondence model's zero-energy mode), costs such a particle no energy without it and
+ * k_s/2 (2 eps)^2 sum w over its bonds to the other colour with it. */
+static void test_stabilization(void)
+{
+    double h = SUPPORT * SPACING, G = 0.1;
+    double ks = shard_solid_stabilization_stiffness(G, YOUNG, SPACING, h);
+    block b;
+    block_init(&b, 0, 0, 0, 0, 0);
+    size_t in = block_index(2, 2, 2); /* a full stencil */
+    double m = bond_moment(&b, in, 0);
+    printf("stabilisation G = %g: k_s = %.6g N/m, G E s^3 / m (m from the interior particle's bonds) = %.6g N/m\n", G,
+           ks, G * YOUNG * SPACING * SPACING * SPACING / m);
+    /* the block's particle lacks the stencil's offsets of 2 spacings in +y (weight 0.005 each): 1 % */
+    SHARD_ENSURE_NEAR(ks, G * YOUNG * SPACING * SPACING * SPACING / m, 0.01 * ks);
+    SHARD_ENSURE(ks < G * YOUNG * SPACING * SPACING * SPACING / m);
+    SHARD_ENSURE(shard_solid_stabilization_stiffness(0.0, YOUNG, SPACING, h) == 0.0);
+
+    /* affine: the same forces and energy with and without it */
+    double R[9], RF[9], axis[3] = {0.3, 1.0, -0.4};
+    const double Fm[9] = {1.002, 0.001, -0.0005, 0.0007, 0.999, 0.0012, 0.0, 0.0004, 1.0015};
+    rotation(axis, 0.4, R);
+    mat_mul(R, Fm, RF);
+    for (size_t q = 0; q < b.n; q++) {
+        const double *X = b.p.X + 3 * q;
+        for (int r = 0; r < 3; r++)
+            b.p.x[3 * q + r] = RF[3 * r] * X[0] + RF[3 * r + 1] * X[1] + RF[3 * r + 2] * X[2] + 0.1 * (r + 1);
+    }
+    double *f0 = malloc(3 * b.n * sizeof *f0), *f1 = malloc(3 * b.n * sizeof *f1);
+    double fscale = block_forces(&b, 1e-4, f0), W0 = block_energy(&b);
+    b.sp.ks = ks;
+    block_forces(&b, 1e-4, f1);
+    double W1 = block_energy(&b), dmax = 0.0;
+    for (size_t q = 0; q < 3 * b.n; q++)
+        dmax = fmax(dmax, fabs(f1[q] - f0[q]));
+    printf("affine deformation: stabilised - plain: max |df| / max|f| = %.3g, dW / W = %.3g\n", dmax / fscale,
+           (W1 - W0) / W0);
+    SHARD_ENSURE(dmax <= 1e-9 * fscale);
+    SHARD_ENSURE(fabs(W1 - W0) <= 1e-9 * W0);
+
+    /* exact gradient with it, on the smooth deformation */
+    block_smooth_deform(&b);
+    check_forces_are_energy_gradient(&b, "with the bond stabilisation");
+
+    /* the checkerboard mode */
+    double eps = 1e-4 * SPACING;
+    for (int k = 0; k < NZ; k++)
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                size_t q = block_index(i, j, k);
+                memcpy(b.p.x + 3 * q, b.p.X + 3 * q, 3 * sizeof *b.p.x);
+                b.p.x[3 * q] += colour(q) ? -eps : eps;
+            }
+    double *U = malloc(b.n * sizeof *U), Uin[2];
+    for (int with = 0; with < 2; with++) {
+        b.sp.ks = with ? ks : 0.0;
+        double *next = U;
+        shard_solid_energy(&b.p, &b.bonds, &b.sp, &b.a, block_add_each, &next);
+        Uin[with] = U[in];
+    }
+    double expect = 0.5 * ks * 4.0 * eps * eps * bond_moment(&b, in, 1);
+    printf("checkerboard mode, interior particle: energy %.3g J without, %.6g J with the stabilisation "
+           "(expected %.6g J)\n",
+           Uin[0], Uin[1], expect);
+    SHARD_ENSURE(fabs(Uin[0]) <= 1e-12 * expect);
+    SHARD_ENSURE_NEAR(Uin[1], expect, 1e-9 * expect);
+    free(U), free(f0), free(f1);
     block_free(&b);
 }
 
@@ -667,6 +774,7 @@ int main(void)
     test_hooke();
     test_volume_term();
     test_forces_are_energy_gradient();
+    test_stabilization();
     test_momentum();
     test_plasticity();
     test_damping();
