@@ -19,6 +19,8 @@
  *     to the same deflection (within 0.1 %); the
  *     deflection it reaches is the static one: the centre of the free vibration started undeformed (the mean
  *     deflection over one period) agrees with it within 0.5 %;
+ *   - the bond stabilisation (`stabilization` 0.1) cuts the static deflection's layer-to-layer hour-glass wiggle
+ *     at least fourfold at 5 layers and moves the tip by less than 3 %;
  *   - mass damping (`mass_damping` alpha) damps every mode at the rate alpha / 2: the envelope of the tip's
  *     swing about the static deflection decays as exp(-alpha t / 2) (fit over its extrema), within 5 %.
  * The period is measured between interpolated crossings of the static deflection over about two periods. */
