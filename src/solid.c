@@ -483,14 +483,13 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         double tr = Ee[0] + Ee[3] + Ee[5];
         double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
         double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
-        if (s->ks > 0.0) /* k_s / 2 sum_j w_ij |u_ij - (J - I) x_ij|^2, per unit volume */
-            U += shard_solid_stabilization_energy(p, bonds, s, J, i) / p->volume[i];
         if (s->kv > 0.0 || s->kb > 0.0) {
             double det = shard_solid_det(J), slope;
             U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
             if (s->kb > 0.0)
                 U += s->kb * shard_solid_barrier(det, &slope);
         }
-        add(ctx, p->volume[i] * U);
+        /* the bond stabilisation's energy is the particle's, not per volume */
+        add(ctx, p->volume[i] * U + (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, J, i) : 0.0));
     }
 }

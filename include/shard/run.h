@@ -80,8 +80,9 @@ typedef struct shard_diag {
 } shard_diag;
 /* Collective: the scene's `relax` stage (dynamic relaxation or conjugate gradients to static equilibrium,
  * src/driver/relax.c), once, before the first step of a run that did not restart; shard_sim_run calls it.
- * Prints its progress on rank 0 unless quiet (a line every run.diagnostics_every steps).  Returns 0 (also without a relax section), or
- * SHARD_EXIT_RUNTIME with the same *err on every rank when it did not converge within relax.max_steps. */
+ * Prints its progress on rank 0 unless quiet (a line every run.diagnostics_every steps).  Returns 0 (also
+ * without a relax section), or SHARD_EXIT_RUNTIME with the same *err on every rank when it did not converge
+ * within relax.max_steps. */
 int shard_sim_relax(shard_sim *s, int quiet, shard_error *err);
 /* Steps the relax stage took (-1: none ran) and its final unbalanced force over its value at the start. */
 long shard_sim_relax_steps(const shard_sim *s, double *ratio);

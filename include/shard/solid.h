@@ -159,7 +159,8 @@ size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, co
                             const shard_solid_arrays *a, size_t *first);
 
 /* Elastic energy v_i U_i of each owned particle of the block at the current positions (plastic strain held
- * fixed; U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2 + k_b h(det J)), handed to add(ctx, value)
+ * fixed; U = lambda/2 tr(Ee)^2 + mu Ee:Ee + k_v/2 (det J - 1)^2 + k_b h(det J); plus the particle's bond
+ * stabilisation energy k_s/2 sum_j w_ij |z_ij|^2), handed to add(ctx, value)
  * one particle at a time in local order (the caller sums them exactly, so the order does not matter).  Local. */
 void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx);

@@ -14,8 +14,9 @@
  * to `tolerance` times its value at the start, both under the pseudo-dynamics and statically (the forces again
  * with every velocity 0: a body drifting at the terminal speed of its mass damping is not at rest).  The
  * relaxation is elastic: the plastic strain is held as it is (phys.dt = 0 for the stage), and the dynamic run
- * starts from the relaxed positions, at rest, with the static accelerations.  Every sum is exact (shard_comm_xsum), so c, the residual and the
- * step at which the stage ends are the same on any number of ranks.
+ * starts from the relaxed positions, at rest, with the static accelerations.  Every sum is exact
+ * (shard_comm_xsum), so c, the residual and the step at which the stage ends are the same on any number of
+ * ranks.
  * The step: the pseudo-dynamics is stable for dt < 2 / omega_max, omega_max^2 the largest eigenvalue of M^-1 K.
  * The run's CFL rule (h / c_p) is a safe estimate of that for dynamics, about 0.8 of it for a lattice solid;
  * relaxation, whose step count is proportional to 1 / dt, measures it instead: power iteration on K z =
@@ -25,8 +26,7 @@
  * relax.dt_safety x the smaller of 2 / omega_max (times sqrt(1 + z^2) - z, z = beta omega_max / 2, for the
  * largest stiffness-proportional damping time beta of the materials) and the common force terms' limits
  * (contact springs that are not yet closed at the start, mass damping), so a contact that closes later is
- * still resolved.  A given
- * run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and the dynamic run
+ * still resolved.  A given run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and the dynamic run
  * starts from the relaxed positions at rest.
  */
 #include "sim_impl.h"
@@ -244,17 +244,22 @@ static void shard_sim_relax_dots(shard_sim *s, int n, const double *const *a, co
     for (size_t i = 0; i < p->n_owned; i++) {
         if (p->flags[i] & SHARD_PF_PRESCRIBED)
             continue;
+        const double m[3] = {1.0, p->mass[i], p->mass[i] * p->mass[i]};
         for (size_t q = 3 * i; q < 3 * i + 3; q++)
             for (int k = 0; k < n; k++)
-                shard_xsum_add(&acc[k], a[k] ? (mass[k] == 2   ? p->mass[i] * p->mass[i]
-                                                : mass[k] == 1 ? p->mass[i]
-                                                               : 1.0) *
-                                                   a[k][q] * b[k][q]
-                                             : 1.0);
+                shard_xsum_add(&acc[k], a[k] ? m[mass[k]] * a[k][q] * b[k][q] : 1.0);
     }
     shard_comm_xsum(s->comm, acc, n);
     for (int k = 0; k < n; k++)
         out[k] = shard_xsum_round(&acc[k]);
+}
+
+/* d = a + beta d on the free particles, 0 on the prescribed ones. */
+static void shard_sim_relax_direction(const shard_particles *p, double beta, double *d)
+{
+    for (size_t i = 0; i < p->n_owned; i++)
+        for (size_t q = 3 * i; q < 3 * i + 3; q++)
+            d[q] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0 : p->a[q] + beta * d[q];
 }
 
 /* Nonlinear conjugate gradients on the potential energy (the method of LAMMPS's `minimize cg`): the gradient is
@@ -281,10 +286,7 @@ static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double 
     shard_sim_relax_dots(s, 3, (const double *const[]){p->a, p->a, NULL}, (const double *const[]){p->a, p->a, NULL},
                          (const int[]){1, 2, 0}, sum);
     double rz = sum[0], res = sqrt(sum[1]), cnt = sum[2], r0 = res;
-    memcpy(d, p->a, n3 * sizeof *d);
-    for (size_t i = 0; i < p->n_owned; i++)
-        if (p->flags[i] & SHARD_PF_PRESCRIBED)
-            d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = 0.0;
+    shard_sim_relax_direction(p, 0.0, d);
     if (rank == 0 && !quiet)
         printf("Relaxing to static equilibrium (conjugate gradients): tolerance %g, at most %ld steps (two per "
                "iteration)\n",
@@ -327,21 +329,15 @@ static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double 
         shard_sim_forces(s, 0);
         evals++;
         /* Polak-Ribiere: beta = z.(r - r_old) / (z_old.r_old), z = a, r = m a; and |r| */
-        double s4[4];
+        double pr[4];
         shard_sim_relax_dots(s, 4, (const double *const[]){p->a, p->a, d, p->a},
-                             (const double *const[]){p->a, a_old, p->a, p->a}, (const int[]){1, 1, 1, 2}, s4);
-        memcpy(sum, s4, 3 * sizeof *sum);
-        double rz_new = sum[0], beta = rz > 0.0 ? fmax(0.0, (rz_new - sum[1]) / rz) : 0.0;
-        double downhill = rz_new + beta * sum[2];
-        if (!(downhill > 0.0))
+                             (const double *const[]){p->a, a_old, p->a, p->a}, (const int[]){1, 1, 1, 2}, pr);
+        double beta = rz > 0.0 ? fmax(0.0, (pr[0] - pr[1]) / rz) : 0.0;
+        if (!(pr[0] + beta * pr[2] > 0.0)) /* d.r of the new direction: not downhill, restart */
             beta = 0.0;
-        for (size_t q = 0; q < n3; q++)
-            d[q] = p->a[q] + beta * d[q];
-        for (size_t i = 0; i < p->n_owned; i++)
-            if (p->flags[i] & SHARD_PF_PRESCRIBED)
-                d[3 * i] = d[3 * i + 1] = d[3 * i + 2] = 0.0;
-        rz = rz_new;
-        res = sqrt(s4[3]);
+        shard_sim_relax_direction(p, beta, d);
+        rz = pr[0];
+        res = sqrt(pr[3]);
     }
     free(xk), free(d), free(a_old);
     s->relax_iterations = it;
