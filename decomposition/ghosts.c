@@ -9,6 +9,7 @@
 
 struct shard_ghosts {
     int n_bodies;
+    uint8_t *self;               /* per body: touches itself */
     shard_halo *halo;            /* the exchange plan of the contact ghosts (NULL before the first rebuild) */
     int n_rows;                  /* registry rows a record carries (SHARD_FIELD_CONTACT) */
     const shard_field_desc *rows[32];
@@ -27,10 +28,13 @@ struct shard_ghosts {
     uint64_t rebuild_bytes;      /* counts and records sent by rebuilds */
 };
 
-shard_ghosts *shard_ghosts_create(int n_bodies)
+shard_ghosts *shard_ghosts_create(int n_bodies, const uint8_t *self)
 {
     shard_ghosts *g = shard_calloc(1, sizeof *g);
     g->n_bodies = n_bodies;
+    g->self = shard_calloc((size_t)n_bodies + 1, 1);
+    if (self)
+        memcpy(g->self, self, (size_t)n_bodies);
     for (int f = 0; f < shard_particle_n_fields; f++) {
         const shard_field_desc *d = &shard_particle_fields[f];
         if (!(d->flags & SHARD_FIELD_CONTACT))
@@ -49,7 +53,7 @@ void shard_ghosts_destroy(shard_ghosts **gp)
     shard_ghosts *g = *gp;
     shard_halo_destroy(&g->halo);
     free(g->boxes), free(g->nbr), free(g->send_count), free(g->recv_count), free(g->send_idx);
-    free(g->sbuf), free(g->rbuf), free(g->req);
+    free(g->sbuf), free(g->rbuf), free(g->req), free(g->self);
     free(g);
     *gp = NULL;
 }
@@ -131,9 +135,9 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
     size_t n_own = p->n_owned, first = p->n_owned + p->n_bond_ghost;
     p->n_local = first;
 
-    /* One bounding box per body of the owned particles (empty: lo > hi).  Contacts only join particles of
-     * different bodies, so a particle is sent only where another body's box is near: a single-body block sends
-     * no contact ghost at all. */
+    /* One bounding box per body of the owned particles (empty: lo > hi).  Contacts join particles of different
+     * bodies (and of one body that touches itself), so a particle is sent only where another body's box (or,
+     * for such a body, its own) is near: a single-body block that cannot break sends no contact ghost. */
     size_t nb = (size_t)g->n_bodies, stride = 6 * nb;
     shard_reserve((void **)&g->boxes, &g->cap_boxes, stride * (size_t)c->size, sizeof *g->boxes);
     double *boxes = g->boxes;
@@ -168,7 +172,7 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
         int near = 0;
         for (size_t a = 0; a < nb && !near; a++)
             for (size_t b = 0; b < nb && !near; b++)
-                near = a != b && shard_ghosts_box_nonempty(lo + 6 * a) && shard_ghosts_box_nonempty(hi + 6 * b) &&
+                near = (a != b || g->self[a]) && shard_ghosts_box_nonempty(lo + 6 * a) && shard_ghosts_box_nonempty(hi + 6 * b) &&
                        shard_ghosts_box_gap2(lo + 6 * a, hi + 6 * b) < cut2;
         if (near)
             nbr[n_nbr++] = q;
@@ -181,7 +185,7 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
         for (size_t i = 0; i < n_own; i++) {
             int near = 0;
             for (size_t b = 0; b < nb && !near; b++)
-                near = b != (size_t)p->body[i] && shard_ghosts_box_nonempty(bq + 6 * b) &&
+                near = (b != (size_t)p->body[i] || g->self[b]) && shard_ghosts_box_nonempty(bq + 6 * b) &&
                        shard_ghosts_point_gap2(bq + 6 * b, p->x + 3 * i) < cut2;
             if (!near || shard_ghosts_bond_sent_any(bond_halos, n_halos, nbr[k], (int32_t)i))
                 continue;

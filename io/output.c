@@ -12,6 +12,7 @@
 #include "h5io.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,9 @@ struct shard_output {
     long files;
     uint64_t bytes;
     double seconds;
+    long resume_step;              /* the restart's step, or -1 */
+    char csv_seen[8][64];          /* CSV files this run has written to */
+    int n_csv;
 };
 
 shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
@@ -51,6 +55,7 @@ shard_output *shard_output_create(const char *dir, const char *scene_path, const
         memcpy(o->scene_text, scene_text, scene_len);
     o->scene_text[scene_len] = '\0';
     o->scene_len = scene_len;
+    o->resume_step = -1;
     return o;
 }
 
@@ -86,6 +91,7 @@ static void shard_output_list(shard_output *o, long step, double time)
 
 void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt)
 {
+    o->resume_step = step;
     if (shard_comm_rank(c) != 0)
         return;
     /* The files that are there (one pass over the folder, whatever the step count), in step order. */
@@ -216,7 +222,8 @@ static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_ow
 }
 
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, shard_error *err)
+                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
+                       shard_error *err)
 {
     double t0 = shard_wtime();
     memset(err, 0, sizeof *err);
@@ -249,6 +256,14 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
     uint64_t raw = (uint64_t)o->scene_len + (uint64_t)o->n_global * sizeof(int64_t);
     for (int q = 0; q < n_cols; q++)
         raw += (uint64_t)o->n_global * (uint64_t)cols[q].ncomp * shard_h5_type_size(cols[q].type);
+    int64_t table_rows[8] = {0}, table_first[8] = {0};
+    for (int t = 0; t < n_tables && t < 8; t++) {
+        table_rows[t] = shard_comm_sum_i64(c, (int64_t)tables[t].n_rows);
+        table_first[t] = shard_comm_exscan_i64(c, (int64_t)tables[t].n_rows);
+        for (int q = 0; q < tables[t].n_cols; q++)
+            raw += (uint64_t)table_rows[t] * (uint64_t)tables[t].cols[q].ncomp *
+                   shard_h5_type_size(tables[t].cols[q].type);
+    }
     shard_h5w w;
     shard_h5w_create(&w, c, tmp, raw);
     shard_h5w_attr_str(&w, 0, "format", "shard-output");
@@ -268,6 +283,23 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         shard_h5w_rows(&w, g, "index", SHARD_TYPE_I64, 1, o->n_global, o->index_first, (size_t)o->index_n,
                        o->index);
         H5Gclose(g);
+    }
+    for (int t = 0; t < n_tables && t < 8; t++) {
+        const shard_output_table *tb = &tables[t];
+        hid_t tg = shard_h5w_group(&w, 0, tb->group);
+        if (tg < 0)
+            continue;
+        shard_h5w_attr_i64(&w, tg, "count", table_rows[t]);
+        for (int a = 0; a < tb->n_attrs; a++) {
+            if (tb->attrs[a].is_int)
+                shard_h5w_attr_i64(&w, tg, tb->attrs[a].name, tb->attrs[a].i);
+            else
+                shard_h5w_attr_f64(&w, tg, tb->attrs[a].name, tb->attrs[a].f);
+        }
+        for (int q = 0; q < tb->n_cols; q++)
+            shard_h5w_rows(&w, tg, tb->cols[q].name, tb->cols[q].type, tb->cols[q].ncomp, table_rows[t],
+                           table_first[t], tb->n_rows, tb->cols[q].data);
+        H5Gclose(tg);
     }
     /* A failure is agreed on by every rank (same message everywhere) and the temporary file is removed. */
     if (shard_h5w_close(&w))
@@ -307,10 +339,75 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
 #else
 
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, shard_error *err)
+                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
+                       shard_error *err)
 {
-    (void)o, (void)c, (void)step, (void)time, (void)n_owned, (void)n_cols, (void)cols;
+    (void)o, (void)c, (void)step, (void)time, (void)n_owned, (void)n_cols, (void)cols, (void)n_tables, (void)tables;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no output");
 }
 
 #endif
+
+/* Rank 0: the lines of `path` (after its header) whose leading step is <= keep, into *text (caller frees). */
+static char *shard_output_csv_keep(const char *path, long keep, size_t *len)
+{
+    *len = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = NULL, line[4096];
+    size_t cap = 0;
+    int first = 1;
+    while (fgets(line, sizeof line, f)) {
+        if (first) { /* the header: written again by the caller */
+            first = 0;
+            continue;
+        }
+        char *end = NULL;
+        long step = strtol(line, &end, 10);
+        if (end == line || step > keep)
+            continue;
+        size_t n = strlen(line);
+        shard_reserve((void **)&text, &cap, *len + n + 1, 1);
+        memcpy(text + *len, line, n + 1);
+        *len += n;
+    }
+    fclose(f);
+    return text;
+}
+
+int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
+                     shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    if (shard_comm_rank(c) == 0) {
+        char path[SHARD_PATH_MAX + 80], tmp[SHARD_PATH_MAX + 88];
+        int seen = 0;
+        for (int k = 0; k < o->n_csv; k++)
+            seen |= strcmp(o->csv_seen[k], name) == 0;
+        if (!o->dir_made)
+            shard_io_mkdirs(o->dir, err);
+        if (!err->code && !shard_io_path(path, sizeof path, err, "%s/%s", o->dir, name) &&
+            !shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path)) {
+            /* the lines to keep: this run's so far, or (first append) the earlier run's up to the restart */
+            size_t len = 0;
+            char *kept = NULL;
+            if (seen)
+                kept = shard_output_csv_keep(path, LONG_MAX, &len);
+            else if (o->resume_step >= 0)
+                kept = shard_output_csv_keep(path, o->resume_step, &len);
+            FILE *f = fopen(tmp, "w");
+            int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0;
+            if (f && fclose(f) != 0)
+                ok = 0;
+            if (!ok || rename(tmp, path) != 0) {
+                shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
+                unlink(tmp);
+            } else if (!seen && o->n_csv < 8) {
+                snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
+            }
+            free(kept);
+        }
+    }
+    return shard_comm_agree(c, err, 0) ? err->code : 0;
+}

@@ -63,8 +63,22 @@ static inline int shard_contact_force(const double n[3], double delta, const dou
     return 1;
 }
 
-size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                           double dt, const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
+/* Is candidate j of owned particle i held by an unbroken bond?  *b walks i's bond row [*b, end) in partner-id
+ * order alongside the candidates, which come in the same order, so a row costs one pass over both. */
+static inline int shard_contact_bonded(const shard_particles *p, const shard_csr *bonds, size_t i, size_t j,
+                                       int64_t *b)
+{
+    if (!bonds || p->body[j] != p->body[i])
+        return 0;
+    int64_t g = p->gid[j], end = bonds->start[i + 1];
+    while (*b < end && p->gid[bonds->idx[*b]] < g)
+        (*b)++;
+    return *b < end && p->gid[bonds->idx[*b]] == g;
+}
+
+size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
+                           const shard_contact_params *cp, double dt, const shard_pairlist *hist_in,
+                           shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
     shard_pairlist_reset(hist_out, p->n_owned);
@@ -73,8 +87,11 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
         const shard_contact_params *ci = &cp[p->body[i]];
         double mi = p->mass[i];
         shard_pairlist_cursor old = shard_pairlist_row(hist_in, i);
+        int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
+            if (shard_contact_bonded(p, bonds, i, j, &bc))
+                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
             double d[3] = {p->x[3 * j] - xi_[0], p->x[3 * j + 1] - xi_[1], p->x[3 * j + 2] - xi_[2]};
             double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], rr = ci->radius + cj->radius;
@@ -147,14 +164,18 @@ static inline double shard_contact_spring_energy(double k, double delta, double 
     return share * e;
 }
 
-void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
+void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
+                                const shard_contact_params *cp, const shard_pairlist *hist,
+                                void (*add)(void *acc, double value), void *acc)
 {
     for (size_t i = 0; i < p->n_owned; i++) {
         const shard_contact_params *ci = &cp[p->body[i]];
         shard_pairlist_cursor row = shard_pairlist_row(hist, i);
+        int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
+            if (shard_contact_bonded(p, bonds, i, j, &bc))
+                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
             double d[3] = {p->x[3 * j] - p->x[3 * i], p->x[3 * j + 1] - p->x[3 * i + 1],
                            p->x[3 * j + 2] - p->x[3 * i + 2]};

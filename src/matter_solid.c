@@ -23,6 +23,7 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     shard_solid_params *sp = state;
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
     sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
+    shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->support * bd->spacing);
     return 0;
 }
 
@@ -81,7 +82,7 @@ static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, 
                            cols[SHARD_OUT_PLASTIC_STRAIN], cols[SHARD_OUT_INVERTED]);
     double *damage = cols[SHARD_OUT_DAMAGE];
     if (damage) {
-        const shard_csr *bonds = c->ph->bonds;
+        const shard_csr *bonds = c->ph->ref_bonds;
         for (size_t i = a.first; i < a.first + a.n_owned; i++) {
             int64_t b0 = bonds->start[i], b1 = bonds->start[i + 1], broken = 0;
             for (int64_t b = b0; b < b1; b++)
@@ -97,10 +98,46 @@ static size_t shard_matter_solid_inverted(const shard_matter_ctx *c, size_t *fir
     return shard_solid_inverted(c->ph->p, c->ph->bonds, c->bodies, &a, first);
 }
 
+static int shard_matter_solid_breakable(const shard_scene *sc, int b)
+{
+    return sc->materials[sc->bodies[b].material].fracture.criterion != SHARD_FRACTURE_NONE;
+}
+
+/* The Rankine rule reads the partners' stresses: forwarded when some solid body uses it. */
+static int shard_matter_solid_break_row(const shard_scene *sc)
+{
+    for (int b = 0; b < sc->n_bodies; b++)
+        if (strcmp(sc->bodies[b].kind, "solid") == 0 &&
+            sc->materials[sc->bodies[b].material].fracture.criterion == SHARD_FRACTURE_RANKINE)
+            return SHARD_SOLID_SIGMA;
+    return -1;
+}
+
+static size_t shard_matter_solid_break(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed,
+                                       int64_t *n_broken)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    return shard_solid_break(c->ph->p, c->ph->ref_bonds, broken, c->bodies, &a, changed, n_broken);
+}
+
+static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    return shard_solid_moments_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold, list,
+                                    n, debris);
+}
+
 static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf, size_t len)
 {
     const shard_body_def *bd = &sc->bodies[b];
-    snprintf(buf, len, "support %g (h = %g m)", bd->support, bd->support * bd->spacing);
+    int used = snprintf(buf, len, "support %g (h = %g m)", bd->support, bd->support * bd->spacing);
+    shard_fracture_params fp;
+    const shard_material *m = &sc->materials[bd->material];
+    shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->support * bd->spacing);
+    if (fp.criterion != SHARD_FRACTURE_NONE && used > 0 && (size_t)used < len)
+        snprintf(buf + used, len - (size_t)used, ", breaks at %s %g%s%s", fp.criterion == SHARD_FRACTURE_RANKINE ?
+                 "a bond-normal stress of" : "a stretch of", fp.threshold, fp.criterion == SHARD_FRACTURE_RANKINE ?
+                 " Pa" : "", fp.weibull_m > 0.0 ? " (Weibull scatter)" : "");
 }
 
 static const shard_force_term shard_matter_solid_force = {
@@ -132,4 +169,8 @@ const shard_matter shard_matter_solid = {
     .output = shard_matter_solid_output,
     .inverted = shard_matter_solid_inverted,
     .describe = shard_matter_solid_describe,
+    .breakable = shard_matter_solid_breakable,
+    .break_row = shard_matter_solid_break_row,
+    .break_bonds = shard_matter_solid_break,
+    .rebond = shard_matter_solid_rebond,
 };

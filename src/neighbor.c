@@ -201,8 +201,8 @@ static int shard_neighbor_cmp_pair(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void shard_neighbor_contacts(const shard_particles *p, const double *radius, double skin, shard_cells *cells,
-                             shard_csr *cand)
+void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self, double skin,
+                             shard_cells *cells, shard_csr *cand)
 {
     double rmax = 0.0;
     for (size_t i = 0; i < p->n_local; i++)
@@ -218,6 +218,7 @@ void shard_neighbor_contacts(const shard_particles *p, const double *radius, dou
     for (size_t i = 0; i < p->n_owned; i++) {
         const double *xi = p->x + 3 * i;
         int32_t bi = p->body[i];
+        int own_body = self && self[bi];
         double ri = radius[bi] + skin;
         int64_t ijk[3];
         shard_cells_coord(cells, xi, ijk);
@@ -229,7 +230,7 @@ void shard_neighbor_contacts(const shard_particles *p, const double *radius, dou
                     shard_cells_range(cells, ijk[0] + dx, ijk[1] + dy, ijk[2] + dz, &s, &e);
                     for (int64_t q = s; q < e; q++) {
                         size_t j = (size_t)cells->order[q];
-                        if (p->body[j] == bi)
+                        if (j == i || (p->body[j] == bi && !own_body))
                             continue;
                         const double *xj = p->x + 3 * j;
                         double d0 = xj[0] - xi[0], d1 = xj[1] - xi[1], d2 = xj[2] - xi[2];

@@ -1,6 +1,8 @@
 /* Sampling bodies into lattice particles (see sample.h). */
 #include "shard/sample.h"
 
+#include "shard/fracture.h"
+
 #include "shard/geometry.h"
 #include "shard/mesh.h"
 #include "shard/neighbor.h"
@@ -214,8 +216,42 @@ int shard_sample_check_sizes(const shard_scene *scene, shard_error *err)
     return 0;
 }
 
+/* Drops the points strictly inside one of the body's notches (a flat notch holds none). */
+static void shard_sample_notch_points(const shard_body_def *b, double *pts, size_t *n)
+{
+    if (b->n_notches == 0)
+        return;
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++) {
+        const double *x = pts + 3 * i;
+        int inside = 0;
+        for (int k = 0; k < b->n_notches && !inside; k++) {
+            const shard_notch *nt = &b->notches[k];
+            inside = x[0] > nt->min[0] && x[0] < nt->max[0] && x[1] > nt->min[1] && x[1] < nt->max[1] &&
+                     x[2] > nt->min[2] && x[2] < nt->max[2];
+        }
+        if (!inside) {
+            memmove(pts + 3 * m, x, 3 * sizeof *x);
+            m++;
+        }
+    }
+    *n = m;
+}
+
+static int shard_sample_body_points(const shard_scene *scene, const shard_body_def *b, size_t already,
+                                    double **pts, size_t *n, shard_error *err);
+
 static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, size_t already, double **pts,
                              size_t *n, shard_error *err)
+{
+    int rc = shard_sample_body_points(scene, b, already, pts, n, err);
+    if (!rc)
+        shard_sample_notch_points(b, *pts, n);
+    return rc;
+}
+
+static int shard_sample_body_points(const shard_scene *scene, const shard_body_def *b, size_t already,
+                                    double **pts, size_t *n, shard_error *err)
 {
     double lo[3], hi[3];
     if (b->shape.kind != SHARD_SHAPE_MESH) {
@@ -317,6 +353,53 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
     return 0;
 }
 
+/* Removes every bond whose segment meets a notch of its body (each pair tested with its lower id first, so
+ * both of its entries get the same verdict); a notch that cuts no bond is an error (it misses the body). */
+static int shard_sample_cut_notches(const shard_scene *scene, const shard_sampled *s, shard_csr *bonds,
+                                    shard_error *err)
+{
+    int any = 0;
+    for (int b = 0; b < scene->n_bodies; b++)
+        any |= scene->bodies[b].n_notches > 0;
+    if (!any)
+        return 0;
+    int64_t *cut = NULL;
+    int64_t k = 0;
+    for (int b = 0; b < scene->n_bodies; b++) {
+        const shard_body_def *bd = &scene->bodies[b];
+        cut = shard_realloc(cut, ((size_t)bd->n_notches + 1) * sizeof *cut);
+        memset(cut, 0, ((size_t)bd->n_notches + 1) * sizeof *cut);
+        for (int64_t i = s->body_start[b]; i < s->body_start[b + 1]; i++) {
+            int64_t e0 = bonds->start[i], e1 = bonds->start[i + 1];
+            bonds->start[i] = k;
+            for (int64_t e = e0; e < e1; e++) {
+                int64_t j = bonds->idx[e];
+                const double *a = s->X + 3 * (i < j ? i : j), *c = s->X + 3 * (i < j ? j : i);
+                int keep = 1;
+                for (int q = 0; q < bd->n_notches; q++)
+                    if (shard_fracture_segment_meets_box(a, c, bd->notches[q].min, bd->notches[q].max)) {
+                        keep = 0;
+                        cut[q]++;
+                    }
+                if (keep)
+                    bonds->idx[k++] = (int32_t)j;
+            }
+        }
+        for (int q = 0; q < bd->n_notches; q++)
+            if (cut[q] == 0) {
+                free(cut);
+                return shard_error_at(err, scene->path, &bd->notches[q].loc,
+                                      "the notch [%g, %g, %g] - [%g, %g, %g] misses body '%s' (no bond of it "
+                                      "crosses the notch)", bd->notches[q].min[0], bd->notches[q].min[1],
+                                      bd->notches[q].min[2], bd->notches[q].max[0], bd->notches[q].max[1],
+                                      bd->notches[q].max[2], bd->name);
+            }
+    }
+    bonds->start[s->n] = k;
+    free(cut);
+    return 0;
+}
+
 int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sampled *out, shard_csr *bonds,
                              shard_error *err)
 {
@@ -327,6 +410,9 @@ int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sa
         return shard_error_at(err, scene->path, &scene->bodies[0].loc,
                               "%zu particles exceed what one rank can partition (2^31 - 1)", out->n);
     shard_neighbor_bonds(out->n, out->X, scene->n_bodies, out->body_start, h, bonds);
+    rc = shard_sample_cut_notches(scene, out, bonds, err);
+    if (rc)
+        return rc;
     if (bonds->start[out->n] > (int64_t)INT32_MAX)
         return shard_error_at(err, scene->path, &scene->bodies[0].loc,
                               "%lld bonds exceed what one rank can partition (2^31 - 1)",

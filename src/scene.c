@@ -817,6 +817,27 @@ static const shard_scene_field contact_rows[] = {
 };
 static const shard_scene_section contact_section = SECTION(contact_rows, 0, NULL);
 
+/* fracture: exactly one criterion, and an optional Weibull scatter of the thresholds (fracture.h). */
+static const shard_scene_field fracture_rows[] = {
+    {.key = "critical_stretch", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_STRETCH},
+    {.key = "energy_release_rate", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_ENERGY},
+    {.key = "tensile_strength", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
+     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_RANKINE},
+    {.key = "weibull_modulus", .kind = FK_NUMBER, .offset = offsetof(shard_fracture_def, weibull_modulus),
+     .r = GE(0)},
+    {.key = "weibull_seed", .kind = FK_INT, .offset = offsetof(shard_fracture_def, weibull_seed), .r = GE(0)},
+};
+static const shard_scene_section fracture_section = SECTION(fracture_rows, OFF1(shard_fracture_def, criterion), NULL);
+
+static int shard_scene_parse_fracture(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_fracture_def *f = target;
+    shard_scene_make_loc(&f->loc, n, path);
+    return shard_scene_parse_section(c, n, path, &fracture_section, f);
+}
+
 static const shard_scene_field material_rows[] = {
     {.key = "density", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, density), .r = GT(0)},
     {.key = "E", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, E), .r = GT(0)},
@@ -831,6 +852,8 @@ static const shard_scene_field material_rows[] = {
     {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
     {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},
     {.key = "contact", .kind = FK_MAP, .sub = &contact_section},
+    {.key = "fracture", .kind = FK_CUSTOM, .offset = offsetof(shard_material, fracture),
+     .parse = shard_scene_parse_fracture},
 };
 static const shard_scene_section material_section = SECTION(material_rows, 0, NULL);
 
@@ -975,6 +998,51 @@ static int shard_scene_parse_prescribed(shard_scene_ctx *c, const shard_scene_no
     return shard_scene_parse_constraints(c, n, path, target, "{region, velocity} mappings", shard_scene_parse_prescribed_item);
 }
 
+/* notches: a sequence of boxes {min, max}, each of which may be flat along one axis (a planar pre-crack). */
+static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
+{
+    const shard_notch *nt = base;
+    int flat = 0;
+    for (int d = 0; d < 3; d++) {
+        if (!(nt->min[d] <= nt->max[d])) {
+            char sub[KEY_MAX];
+            shard_scene_child_path(sub, path, "max");
+            return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
+                                    "must be >= min along every axis (min = max along one axis makes a planar crack)");
+        }
+        flat += nt->min[d] == nt->max[d];
+    }
+    if (flat > 1)
+        return shard_scene_fail(c, node, path, "a notch may be flat along one axis only (it is a line or a point)");
+    return 0;
+}
+
+static const shard_scene_field notch_rows[] = {
+    {.key = "min", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_notch, min)},
+    {.key = "max", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_notch, max)},
+};
+static const shard_scene_section notch_section = SECTION(notch_rows, 0, shard_scene_check_notch);
+
+static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_body_def *b = target;
+    if (shard_scene_is_null(n))
+        return 0;
+    int rc = shard_scene_check_region_list(c, n, path, "{min, max} boxes");
+    if (rc)
+        return rc;
+    b->notches = shard_calloc(n->n + 1, sizeof *b->notches);
+    for (size_t k = 0; k < n->n; k++) {
+        shard_notch *nt = &b->notches[b->n_notches++];
+        char sub[KEY_MAX];
+        shard_scene_index_path(sub, path, k);
+        shard_scene_make_loc(&nt->loc, n->kids[k], sub);
+        if ((rc = shard_scene_parse_section(c, n->kids[k], sub, &notch_section, nt)))
+            return rc;
+    }
+    return 0;
+}
+
 /* fixed before prescribed: rows are read in table order, which fixes the order of constraints[]. */
 static const shard_scene_field body_rows[] = {
     {.key = "name", .kind = FK_STRING, .offset = offsetof(shard_body_def, name), .size = SHARD_NAME_MAX},
@@ -992,6 +1060,7 @@ static const shard_scene_field body_rows[] = {
     {.key = "angular_velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
     {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
+    {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
 };
 static const shard_scene_section body_section = SECTION(body_rows, 0, NULL);
 
@@ -1227,6 +1296,18 @@ static int shard_scene_parse_relax(shard_scene_ctx *c, const shard_scene_node *n
     return shard_scene_parse_section(c, n, path, &relax_section, o);
 }
 
+static const shard_scene_field fragments_rows[] = {
+    {.key = "fit_min", .kind = FK_INT, .offset = offsetof(shard_fragments_def, fit_min), .r = GE(1), .def = {3}},
+};
+static const shard_scene_section fragments_section = SECTION(fragments_rows, 0, NULL);
+
+static int shard_scene_parse_fragments(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_fragments_def *o = target;
+    shard_scene_make_loc(&o->loc, n, path);
+    return shard_scene_parse_section(c, n, path, &fragments_section, o);
+}
+
 /* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
@@ -1280,6 +1361,8 @@ static const shard_scene_field top_rows[] = {
     {.key = "checkpoint", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, checkpoint), .parse = shard_scene_parse_checkpoint},
     {.key = "catalyst", .kind = FK_CUSTOM, .parse = shard_scene_parse_catalyst},
     {.key = "relax", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, relax), .parse = shard_scene_parse_relax},
+    {.key = "fragments", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, fragments),
+     .parse = shard_scene_parse_fragments},
 };
 static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
 
@@ -1357,6 +1440,8 @@ int shard_scene_parse(const char *path, const char *text, size_t len, shard_scen
         shard_scene_free(scene);
         return rc;
     }
+    if (scene->fragments.fit_min == 0) /* no `fragments` section: its defaults */
+        scene->fragments.fit_min = 3;
     return 0;
 }
 
@@ -1366,8 +1451,10 @@ void shard_scene_free(shard_scene *scene)
         return;
     free(scene->text);
     free(scene->materials);
-    for (int i = 0; i < scene->n_bodies; i++)
+    for (int i = 0; i < scene->n_bodies; i++) {
         free(scene->bodies[i].constraints);
+        free(scene->bodies[i].notches);
+    }
     free(scene->bodies);
     free(scene->obstacles);
     memset(scene, 0, sizeof *scene);

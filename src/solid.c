@@ -131,6 +131,7 @@ shard_solid_arrays shard_solid_view(const shard_block *b)
 {
     return (shard_solid_arrays){.B = b->col[SHARD_SOLID_B], .Ainv = b->col[SHARD_SOLID_AINV],
                                 .wx = b->col[SHARD_SOLID_WX], .eps_p = b->col[SHARD_SOLID_EPS_P],
+                                .sigma = b->col[SHARD_SOLID_SIGMA], .frac = b->col[SHARD_SOLID_FRAC],
                                 .first = b->first, .n_owned = b->n_owned, .ghost_first = b->ghost_first};
 }
 
@@ -140,25 +141,99 @@ static inline size_t shard_solid_slot(const shard_solid_arrays *a, size_t j)
     return j < a->ghost_first ? j - a->first : a->n_owned + (j - a->ghost_first);
 }
 
+/* A^+ and sum_j w_ij x_ij of owned particle i; returns the rank of A. */
+static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a, double svd_threshold, size_t i)
+{
+    const double *Xi = p->X + 3 * i;
+    double inv_h2 = sp[p->body[i]].inv_h2;
+    double A[6] = {0, 0, 0, 0, 0, 0}, s[3] = {0, 0, 0};
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        const double *Xj = p->X + 3 * (size_t)bonds->idx[b];
+        double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
+        double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+        A[0] += w * d0 * d0, A[1] += w * d0 * d1, A[2] += w * d0 * d2;
+        A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
+        s[0] += w * d0, s[1] += w * d1, s[2] += w * d2;
+    }
+    size_t k = i - a->first;
+    memcpy(a->wx + 3 * k, s, sizeof s);
+    const shard_fracture_params *fp = &sp[p->body[i]].frac;
+    if (fp->criterion != SHARD_FRACTURE_NONE) {
+        /* the fracture filters: the least threshold over the unbroken bonds, for the stretch rule as
+         * (1 + s)^2 */
+        double least = fp->threshold;
+        if (fp->weibull_m > 0.0) {
+            least = INFINITY;
+            for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++)
+                least = fmin(least, shard_fracture_stretch_of(fp, p->gid[i], p->gid[bonds->idx[b]]));
+        }
+        a->frac[2 * k] = fp->criterion == SHARD_FRACTURE_STRETCH ? (1.0 + least) * (1.0 + least) : least;
+        a->frac[2 * k + 1] = 0.0;
+    }
+    return shard_sym3_pinv(A, svd_threshold, a->Ainv + 6 * k);
+}
+
 void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                          const shard_solid_arrays *a, double svd_threshold)
 {
-    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
-        const double *Xi = p->X + 3 * i;
-        double inv_h2 = sp[p->body[i]].inv_h2;
-        double A[6] = {0, 0, 0, 0, 0, 0}, s[3] = {0, 0, 0};
-        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
-            const double *Xj = p->X + 3 * (size_t)bonds->idx[b];
-            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
-            double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
-            A[0] += w * d0 * d0, A[1] += w * d0 * d1, A[2] += w * d0 * d2;
-            A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
-            s[0] += w * d0, s[1] += w * d1, s[2] += w * d2;
+    for (size_t i = a->first; i < a->first + a->n_owned; i++)
+        shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i);
+}
+
+size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                const shard_solid_arrays *a, double svd_threshold, const int32_t *list, size_t n,
+                                int32_t *debris)
+{
+    size_t nd = 0;
+    for (size_t q = 0; q < n; q++) {
+        size_t i = (size_t)list[q];
+        int rank = shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i);
+        if (rank < 3 && bonds->start[i + 1] > bonds->start[i]) {
+            if (debris)
+                debris[nd] = (int32_t)i;
+            nd++;
         }
-        size_t k = i - a->first;
-        shard_sym3_pinv(A, svd_threshold, a->Ainv + 6 * k);
-        memcpy(a->wx + 3 * k, s, sizeof s);
     }
+    return nd;
+}
+
+size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, uint8_t *broken,
+                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed,
+                         int64_t *n_broken)
+{
+    size_t nc = 0;
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        const shard_fracture_params *fp = &sp[p->body[i]].frac;
+        if (fp->criterion == SHARD_FRACTURE_NONE)
+            continue;
+        const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+        const double *si = fp->criterion == SHARD_FRACTURE_RANKINE ? a->sigma + 7 * (i - a->first) : NULL;
+        double least = a->frac[2 * (i - a->first)];
+        if (fp->criterion == SHARD_FRACTURE_STRETCH && a->frac[2 * (i - a->first) + 1] == 0.0)
+            continue; /* pass 1 saw no bond of it stretched to the least threshold */
+        int lost = 0;
+        for (int64_t b = ref_bonds->start[i]; b < ref_bonds->start[i + 1]; b++) {
+            if (broken[b])
+                continue;
+            size_t j = (size_t)ref_bonds->idx[b];
+            const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+            double X[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+            double x[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+            const double *sj = si ? a->sigma + 7 * shard_solid_slot(a, j) : NULL;
+            /* n.(s_i + s_j).n / 2 <= (lmax_i + lmax_j) / 2: no need to look closer below the least threshold */
+            if (si && si[6] + sj[6] < 2.0 * least)
+                continue;
+            if (shard_fracture_bond_fails(fp, X, x, si, sj, p->gid[i], p->gid[j], least)) {
+                broken[b] = 1;
+                lost = 1;
+                (*n_broken)++;
+            }
+        }
+        if (lost)
+            changed[nc++] = (int32_t)i;
+    }
+    return nc;
 }
 
 /* out = M * S for row-major M and symmetric S (6). */
@@ -245,21 +320,44 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
     }
 }
 
+/* sigma = P J^T / det J (row r of P times row c of J), symmetric: xx xy xz yy yz zz; 0 for an inverted particle
+ * (det J <= 0: no current volume).  Returns det J. */
+static double shard_solid_cauchy(const double P[9], const double J[9], double sg[6])
+{
+    static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    double det = shard_solid_det(J);
+    for (int m = 0; m < 6; m++) {
+        int r = idx[m][0], c = idx[m][1];
+        double t = P[3 * r] * J[3 * c] + P[3 * r + 1] * J[3 * c + 1] + P[3 * r + 2] * J[3 * c + 2];
+        sg[m] = det > 0.0 ? t / det : 0.0;
+    }
+    return det;
+}
+
 /* J = I + [sum_j w (u_j - u_i) x_ij^T] A^+ and, when `rate` is set, Jdot = [sum_j w (v_j - v_i) x_ij^T] A^+,
  * of owned particle i.  `rate` is a compile-time constant at every call, so the inliner gives two loops: the
  * one without velocities (no damping) does 40 % less work per bond.  The displacement difference is formed as
- * (x_j - x_i) - x_ij, which stays exact under large rigid translations. */
-static inline void shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
-                                          double inv_h2, size_t i, int rate, double J[9], double Jd[9])
+ * (x_j - x_i) - x_ij, which stays exact under large rigid translations.  With c2 > 0 (the squared least
+ * failure stretch 1 + s of the particle's bonds, fracture.h) it also returns whether some bond is stretched that
+ * far, |x_j - x_i|^2 >= c2 |x_ij|^2: the fracture pass then checks that particle's bonds (a few flops per bond
+ * here instead of a second pass over every bond); c2 is 0 at every call that does not need it, and the inliner
+ * drops the test there. */
+static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
+                                         double inv_h2, size_t i, int rate, double c2, double J[9], double Jd[9])
 {
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *vi = p->v + 3 * i;
     double Mu[9] = {0}, Mv[9] = {0};
+    int hit = 0;
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
         const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
         double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
-        double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
-        double u0 = w * ((xj[0] - xi[0]) - d0), u1 = w * ((xj[1] - xi[1]) - d1), u2 = w * ((xj[2] - xi[2]) - d2);
+        double R2 = d0 * d0 + d1 * d1 + d2 * d2;
+        double w = shard_solid_weight(R2, inv_h2);
+        double e0 = xj[0] - xi[0], e1 = xj[1] - xi[1], e2 = xj[2] - xi[2];
+        if (c2 > 0.0)
+            hit |= e0 * e0 + e1 * e1 + e2 * e2 >= c2 * R2;
+        double u0 = w * (e0 - d0), u1 = w * (e1 - d1), u2 = w * (e2 - d2);
         Mu[0] += u0 * d0, Mu[1] += u0 * d1, Mu[2] += u0 * d2;
         Mu[3] += u1 * d0, Mu[4] += u1 * d1, Mu[5] += u1 * d2;
         Mu[6] += u2 * d0, Mu[7] += u2 * d1, Mu[8] += u2 * d2;
@@ -277,6 +375,7 @@ static inline void shard_solid_kinematics(const shard_particles *p, const shard_
         shard_solid_mul_sym(Mv, Ainv, Jd);
     else
         memset(Jd, 0, 9 * sizeof *Jd);
+    return hit;
 }
 
 /* J and Jdot with the rate only where the material's damping needs it. */
@@ -285,16 +384,26 @@ static inline void shard_solid_kinematics_for(const shard_particles *p, const sh
                                               double J[9], double Jd[9])
 {
     if (s->beta > 0.0)
-        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, J, Jd);
+        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, 0.0, J, Jd);
     else
-        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, J, Jd);
+        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, 0.0, J, Jd);
+}
+
+/* The same, with the fracture filter of the stretch rule (c2 > 0): returns the filter's verdict. */
+static inline int shard_solid_kinematics_check(const shard_particles *p, const shard_csr *bonds,
+                                               const shard_solid_params *s, const double *Ainv, size_t i,
+                                               double c2, double J[9], double Jd[9])
+{
+    if (s->beta > 0.0)
+        return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, c2, J, Jd);
+    return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, c2, J, Jd);
 }
 
 void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                           const shard_solid_arrays *a, size_t i, double J[9])
 {
     double Jd[9];
-    shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, J, Jd);
+    shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, 0.0, J, Jd);
 }
 
 /* Pass 1 for one owned particle. */
@@ -305,12 +414,30 @@ static inline void shard_solid_stress_one(const shard_particles *p, const shard_
     const shard_solid_params *s = &sp[p->body[i]];
     size_t k = i - a->first;
     const double *Ainv = a->Ainv + 6 * k;
+    double *Bi = a->B + 9 * k;
+    if (bonds->start[i + 1] == bonds->start[i]) { /* debris (or a lone particle): no stress, no force */
+        memset(Bi, 0, 9 * sizeof *Bi);
+        if (s->frac.criterion == SHARD_FRACTURE_RANKINE)
+            memset(a->sigma + 7 * k, 0, 7 * sizeof *a->sigma);
+        a->frac[2 * k + 1] = 0.0;
+        return;
+    }
     double J[9], Jd[9], P[9], S[6], PA[9];
-    shard_solid_kinematics_for(p, bonds, s, Ainv, i, J, Jd);
+    if (s->frac.criterion == SHARD_FRACTURE_STRETCH)
+        a->frac[2 * k + 1] = shard_solid_kinematics_check(p, bonds, s, Ainv, i, a->frac[2 * k], J, Jd);
+    else
+        shard_solid_kinematics_for(p, bonds, s, Ainv, i, J, Jd);
     shard_solid_material(s, J, Jd, a->eps_p + 6 * k, dt, P, S);
+    if (s->frac.criterion == SHARD_FRACTURE_RANKINE) {
+        /* and a bound of its largest principal stress: max over rows of s_rr + sum |s_rc| (Gershgorin) */
+        double *sg = a->sigma + 7 * k;
+        shard_solid_cauchy(P, J, sg);
+        double r0 = sg[0] + fabs(sg[1]) + fabs(sg[2]), r1 = sg[3] + fabs(sg[1]) + fabs(sg[4]);
+        double r2 = sg[5] + fabs(sg[2]) + fabs(sg[4]);
+        sg[6] = fmax(r0, fmax(r1, r2));
+    }
     shard_solid_mul_sym(P, Ainv, PA);
     double vol = p->volume[i];
-    double *Bi = a->B + 9 * k;
     for (int m = 0; m < 9; m++)
         Bi[m] = vol * PA[m];
     if (s->ks > 0.0) /* the stabilisation's share: -k_s (J - I) */
@@ -401,18 +528,14 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         /* A copy and dt = 0: the material update then leaves the plastic strain exactly as it is. */
         memcpy(ep, a->eps_p + 6 * k, sizeof ep);
         shard_solid_material(s, J, Jd, ep, 0.0, P, S);
-        double det = shard_solid_det(J);
+        /* an inverted particle has no Cauchy stress: it is written as 0 and flagged instead; debris (no
+         * bond left) carries none */
+        double sg[6];
+        double det = shard_solid_cauchy(P, J, sg);
+        if (bonds->start[i + 1] == bonds->start[i])
+            memset(sg, 0, sizeof sg);
         if (inverted)
             inverted[i] = !(det > 0.0);
-        /* sigma = P J^T / det J (row r of P times row c of J), symmetric: xx xy xz yy yz zz; an inverted
-         * particle has no Cauchy stress (no current volume): it is written as 0 and flagged instead */
-        static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        double sg[6];
-        for (int m = 0; m < 6; m++) {
-            int r = idx[m][0], c = idx[m][1];
-            double t = P[3 * r] * J[3 * c] + P[3 * r + 1] * J[3 * c + 1] + P[3 * r + 2] * J[3 * c + 2];
-            sg[m] = det > 0.0 ? t / det : 0.0;
-        }
         if (sigma) {
             static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
             for (int m = 0; m < 9; m++)
@@ -471,6 +594,8 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
         const shard_solid_params *s = &sp[p->body[i]];
         size_t k = i - a->first;
+        if (bonds->start[i + 1] == bonds->start[i]) /* debris: no strain energy */
+            continue;
         double J[9];
         shard_solid_gradient(p, bonds, sp, a, i, J);
         static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};

@@ -1,4 +1,5 @@
-/* Contact: penalty contact between particles of different bodies and between particles and obstacles, with
+/* Contact: penalty contact between particles of different bodies (and of one body whose bonds can break, where
+ * no unbroken bond joins them: crack faces and fragments) and between particles and obstacles, with
  * stick-slip Coulomb friction.
  *
  * A contact between spheres of radius r_i, r_j (half the bodies' spacings) with overlap
@@ -40,9 +41,12 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
 
 /* f += forces from particle-particle contacts of owned particles with their candidates, with the tangential
  * memory of hist_in (may be NULL: none) advanced by the motion of the last dt (0 at start-up) into hist_out
- * (rewritten: one row per owned particle); returns the number of active contacts. Local. */
-size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                           double dt, const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
+ * (rewritten: one row per owned particle); returns the number of active contacts.  Candidates of the
+ * particle's own body (present only for bodies that touch themselves: crack faces, fragments) are skipped
+ * when `bonds` (the unbroken bonds, rows by partner id; NULL: none) joins the two: the solid holds them. Local. */
+size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
+                           const shard_contact_params *cp, double dt, const shard_pairlist *hist_in,
+                           shard_pairlist *hist_out, double *f);
 
 /* The same for obstacles at time t (memory keyed by obstacle index). Local. */
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
@@ -52,8 +56,9 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
 /* The elastic energy of the contact springs at the current positions, 1/2 k delta^2 + 1/2 k_t |xi|^2 with the
  * tangential displacements xi of `hist` (the latest memory; NULL: none), handed to add(acc, value) per contact
  * side: each particle-particle contact is handed half by either owner, an obstacle contact whole. Local. */
-void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_contact_params *cp,
-                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);
+void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
+                                const shard_contact_params *cp, const shard_pairlist *hist,
+                                void (*add)(void *acc, double value), void *acc);
 void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
                                     const shard_obstacle_def *obs, double t, const shard_pairlist *hist,
                                     void (*add)(void *acc, double value), void *acc);

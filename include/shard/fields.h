@@ -83,6 +83,9 @@ static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (
        "Frobenius norm of the plastic Green strain")                                                             \
     X_(DAMAGE, "damage", SHARD_TYPE_F64, 1, "1", solid, "broken fraction of the particle's reference bonds")     \
     X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")      \
+    X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                       \
+       "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "    \
+       "only when some body can)")                                                                               \
     X_(BODY, "body", SHARD_TYPE_I32, 1, "-", core, "body index in the scene (0, 1, ...)")                        \
     X_(MATERIAL, "material", SHARD_TYPE_I32, 1, "-", core, "material index in the scene")                        \
     X_(RANK, "rank", SHARD_TYPE_I32, 1, "-", core, "rank that owned the particle at that step")                  \

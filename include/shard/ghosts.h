@@ -19,8 +19,10 @@
 
 typedef struct shard_ghosts shard_ghosts;
 
-/* Local: an empty set of contact ghosts for a run with n_bodies bodies. */
-shard_ghosts *shard_ghosts_create(int n_bodies);
+/* Local: an empty set of contact ghosts for a run with n_bodies bodies; self[b] (may be NULL: none) marks the
+ * bodies that touch themselves (their bonds can break), whose particles are sent near the same body's box
+ * too (copied). */
+shard_ghosts *shard_ghosts_create(int n_bodies, const uint8_t *self);
 
 /* Collective.  Replaces the contact ghosts in p (appended after the bond ghosts) and the exchange plan.
  * bond_halos[0..n_halos) are the plans whose ghosts the receiver already holds (NULL entries allowed). */

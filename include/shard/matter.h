@@ -29,8 +29,10 @@
 typedef struct shard_phys {
     const shard_scene *scene;
     shard_particles *p;
-    const shard_csr *bonds;     /* reference bonds of the owned particles (local indices, rows by partner id) */
-    const uint8_t *broken;      /* per bond entry: 1 = broken */
+    const shard_csr *bonds;     /* the unbroken reference bonds of the owned particles (local indices, rows by
+                                 * partner id): what every physics kernel loops over */
+    const shard_csr *ref_bonds; /* all reference bonds, broken ones included (the same as bonds while none is) */
+    const uint8_t *broken;      /* per entry of ref_bonds: 1 = broken */
     const shard_csr *cand;      /* contact candidates of the owned particles (local indices, by partner id) */
     double t, dt;               /* time of the positions, time step */
     double dt_motion;           /* how far the positions advanced since the last force evaluation: dt in a step,
@@ -117,6 +119,22 @@ typedef struct shard_matter {
     size_t (*inverted)(const shard_matter_ctx *c, size_t *first);
     /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
     void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);
+    /* Fracture (fracture.h; NULL: bonds of this kind never break).  The driver runs it after every step, once
+     * the bond ghosts hold the step's positions:
+     *   breakable   can body b's bonds break?  (scene data; such bodies also touch themselves through contact)
+     *   break_row   a block row the rule reads at the bond ghosts too, or -1 (scene data, the same on every
+     *               rank); the driver forwards it before break_bonds
+     *   break_bonds marks in `broken` (per entry of ph->ref_bonds) the unbroken bonds of its owned particles
+     *               that fail at the current state, lists in changed[] the owned particles that lost a bond
+     *               (each once) and returns their number; adds the bonds it broke to *n_broken
+     *   rebond      after the listed owned particles lost bonds (ph->bonds already without them): recomputes
+     *               what depends on their bonds; lists in debris[] those whose remaining bonds no longer make
+     *               a 3D stencil but which still have some, and returns their number (the driver then breaks
+     *               all their bonds, on both sides, and calls rebond again for everyone that lost one) */
+    int (*breakable)(const shard_scene *sc, int body);
+    int (*break_row)(const shard_scene *sc);
+    size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed, int64_t *n_broken);
+    size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris);
 } shard_matter;
 
 /* The matter table of this build (the solid first).  Static storage. */

@@ -48,8 +48,10 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
                           shard_csr *bonds);
 
 /* Contact candidates of the owned particles among all local particles (owned and ghosts).  radius[b] is the
- * contact radius of body b.  Fills cand (rows = owned, entries = local indices sorted by global id). Local. */
-void shard_neighbor_contacts(const shard_particles *p, const double *radius, double skin, shard_cells *cells,
-                             shard_csr *cand);
+ * contact radius of body b; a particle's own body is a candidate too where self[b] is set (bodies that can
+ * break: the contact kernel skips partners still bonded; self may be NULL: none).  Fills cand (rows = owned,
+ * entries = local indices sorted by global id). Local. */
+void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self, double skin,
+                             shard_cells *cells, shard_csr *cand);
 
 #endif

@@ -11,6 +11,12 @@
  *   /particles/<column>  (N) or (N, k) per column: the output fields of fields.h that the scene selects
  *                        (position and global_id always; stress as (N, 9), the full tensor row by row)
  *   /particles/index     (N) int64: the row of the particle whose global id is g is index[g]
+ *   /fragments           when some body can break (fracture.h): one row per fragment (in no particular order;
+ *                        sort by `label`): label, count, mass, center (n, 3), momentum (n, 3), ke_translation,
+ *                        ke_internal, box_min (n, 3), box_max (n, 3); attributes n_fragments, total_mass,
+ *                        largest_mass, largest_label, tau, tau_error, n_fit, fit_min_mass, m0, broken_bonds
+ *   /fragments/histogram the mass histogram in octaves of m0: bin_min, bin_max (kg), count, mass, and
+ *                        cumulative (the mass fraction in fragments of at least bin_min)
  *   /cloth, /rigid       reserved for cloth triangles and rigid-body frames (a new group each; readers of
  *                        /particles are unaffected, so adding them does not change format_version)
  *
@@ -44,11 +50,39 @@ shard_output *shard_output_create(const char *dir, const char *scene_path, const
  * at which files exist; nothing is written. */
 void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt);
 
+/* An attribute of a table's group. */
+typedef struct shard_output_attr {
+    const char *name;
+    int is_int;
+    int64_t i;
+    double f;
+} shard_output_attr;
+
+/* A table written next to /particles: group `group` (created in table order, so "fragments/histogram" may
+ * follow "fragments"), n_rows rows of this rank in each column (rows in rank order), attributes. */
+typedef struct shard_output_table {
+    const char *group;
+    size_t n_rows;
+    int n_cols;
+    const shard_column *cols;
+    int n_attrs;
+    const shard_output_attr *attrs;
+} shard_output_table;
+
 /* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be
- * "position" (3 doubles) and one "global_id" (int64)), then rewrites the XDMF index on rank 0.  Returns 0, or
- * SHARD_EXIT_IO with the same *err on every rank. */
+ * "position" (3 doubles) and one "global_id" (int64)) and the tables (the same groups and columns on every
+ * rank; may be none), then rewrites the XDMF index on rank 0.  Returns 0, or SHARD_EXIT_IO with the same *err
+ * on every rank. */
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, shard_error *err);
+                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
+                       shard_error *err);
+
+/* Collective: appends rank 0's `rows` (CSV lines, each starting with the step) to DIR/name, which the run's
+ * first append creates with `header` (after a restart at step S: keeps the earlier run's lines of steps <= S
+ * and drops the rest, so the file has one history).  Written to a temporary file and renamed.  Returns 0 or
+ * SHARD_EXIT_IO with the same *err on every rank. */
+int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
+                     shard_error *err);
 
 /* Local: files written by this process's run so far, raw bytes this rank wrote, seconds this rank spent
  * writing. */

@@ -77,6 +77,7 @@ typedef struct shard_diag {
     int64_t inverted_first;    /* the smallest global id among them (-1: none), its body and position */
     int inverted_body;
     double inverted_x[3];
+    int64_t broken_bonds;      /* bonds broken so far (0 when no body can break) */
 } shard_diag;
 /* Collective: the scene's `relax` stage (dynamic relaxation or conjugate gradients to static equilibrium,
  * src/driver/relax.c), once, before the first step of a run that did not restart; shard_sim_run calls it.
@@ -105,7 +106,8 @@ const char *shard_sim_last_checkpoint(const shard_sim *s);
 const shard_particles *shard_sim_particles(const shard_sim *s);
 /* The block of the matter module of `kind` on this rank, or NULL when the run has no such module. Local. */
 const shard_block *shard_sim_block(const shard_sim *s, const char *kind);
-/* The reference bonds of the owned particles (local partner indices). Local. */
+/* The unbroken reference bonds of the owned particles (local partner indices; all of them while none is
+ * broken): what the physics sees. Local. */
 const shard_csr *shard_sim_bonds(const shard_sim *s);
 const shard_scene *shard_sim_scene(const shard_sim *s);
 double shard_sim_time(const shard_sim *s);

@@ -13,6 +13,17 @@
 #include "shard/geometry.h"
 #include "shard/interval.h"
 
+/* How a material's bonds break (fracture.h): never, at a critical stretch (given directly or from a critical
+ * energy release rate), or at a tensile strength (Rankine, at the bond). */
+enum { SHARD_FRACTURE_NONE = 0, SHARD_FRACTURE_STRETCH = 1, SHARD_FRACTURE_ENERGY = 2, SHARD_FRACTURE_RANKINE = 3 };
+typedef struct shard_fracture_def {
+    int criterion;            /* SHARD_FRACTURE_*; NONE without a `fracture` section */
+    double value;             /* s_c (1), G_c (J/m^2) or sigma_t (Pa), > 0 */
+    double weibull_modulus;   /* m >= 0 (0: every bond has the same threshold) */
+    long weibull_seed;        /* >= 0 */
+    shard_src_loc loc;        /* key "materials.<name>.fracture" */
+} shard_fracture_def;
+
 typedef struct shard_material {
     char name[SHARD_NAME_MAX];
     double density;          /* kg/m^3, > 0 */
@@ -29,6 +40,7 @@ typedef struct shard_material {
     double contact_stiffness;/* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
     double contact_damping;  /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
     double friction;         /* Coulomb coefficient, >= 0 (default 0.5) */
+    shard_fracture_def fracture;
     shard_src_loc loc;       /* the material's node, key "materials.<name>" */
 } shard_material;
 
@@ -38,6 +50,14 @@ typedef struct shard_constraint {
     double velocity[3];
     shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
 } shard_constraint;
+
+/* A pre-crack or notch of a body: an axis-aligned box, which may be flat (min = max along one axis: a planar
+ * crack).  No reference bond whose segment meets the closed box is created, and particles strictly inside it
+ * are not sampled. */
+typedef struct shard_notch {
+    double min[3], max[3];
+    shard_src_loc loc;       /* key "bodies[i].notches[k]" */
+} shard_notch;
 
 #define SHARD_KIND_MAX 32
 
@@ -60,6 +80,8 @@ typedef struct shard_body_def {
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles, rad/s */
     int n_constraints;
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
+    int n_notches;
+    shard_notch *notches;    /* pre-cracks and notches: no bond crosses one, no particle lies inside one */
     shard_src_loc loc;       /* key "bodies[i]" */
 } shard_body_def;
 
@@ -96,6 +118,12 @@ typedef struct shard_relax_def {
     shard_src_loc loc;
 } shard_relax_def;
 
+/* The fragment analysis (fracture.h), run at every output when some body can break. */
+typedef struct shard_fragments_def {
+    long fit_min;             /* smallest fragment (particles) in the power-law fit, >= 1 (default 3) */
+    shard_src_loc loc;
+} shard_fragments_def;
+
 typedef struct shard_checkpoint_def {
     int enabled;              /* the scene has a `checkpoint` section */
     shard_interval interval;
@@ -127,6 +155,7 @@ typedef struct shard_scene {
     shard_output_def output;
     shard_checkpoint_def checkpoint;
     shard_relax_def relax;
+    shard_fragments_def fragments;
     int n_catalyst;
     shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
 } shard_scene;

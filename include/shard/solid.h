@@ -45,6 +45,7 @@
 #ifndef SHARD_SOLID_H
 #define SHARD_SOLID_H
 
+#include "shard/fracture.h"
 #include "shard/particles.h"
 
 /* Per-body constants of the solid model (one entry per body, indexed by particles->body). */
@@ -58,6 +59,7 @@ typedef struct shard_solid_params {
     double max_plastic;  /* cap on |Ep| */
     double kb;           /* inversion barrier modulus (Pa); 0: none */
     double ks;           /* bond stabilisation stiffness k_s (N/m); 0: none */
+    shard_fracture_params frac; /* when the body's bonds break (fracture.h) */
 } shard_solid_params;
 
 #define SHARD_SOLID_BARRIER_J0 0.1
@@ -100,8 +102,13 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
     X_(SHARD_SOLID_B, double, 9, 0, "force_matrix")                                                              \
     X_(SHARD_SOLID_AINV, double, 6, 0, "moment_pinv")                                                            \
     X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                          \
-    X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")
-enum { SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_N_ROWS };
+    X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")                                        \
+    X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                           \
+    X_(SHARD_SOLID_FRAC, double, 2, 0, "fracture_filter")
+enum {
+    SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_SIGMA, SHARD_SOLID_FRAC,
+    SHARD_SOLID_N_ROWS
+};
 
 /* The kernels' view of the block: slot s of every array belongs to local particle first + s (owned, s <
  * n_owned) or ghost_first + s - n_owned (ghost).  Filled by shard_solid_view. */
@@ -110,6 +117,11 @@ typedef struct shard_solid_arrays {
     double *Ainv;        /* 6 per slot: pseudo-inverse of the moment matrix, xx xy xz yy yz zz */
     double *wx;          /* 3 per slot: sum_j w_ij x_ij, the constant part of the force gather */
     double *eps_p;       /* 6 per slot: plastic Green strain */
+    double *sigma;       /* 7 per slot: Cauchy stress of the last pass 1 (xx xy xz yy yz zz) and a bound of its
+                          * largest eigenvalue (Gershgorin), kept only for the bodies whose bonds break by the
+                          * Rankine rule (read at the bond ghosts too) */
+    double *frac;        /* 2 per slot (stretch rule): (1 + the least failure stretch of the particle's unbroken
+                          * bonds)^2, and 1 where the last pass 1 found a bond stretched that far */
     size_t first, n_owned, ghost_first;
 } shard_solid_arrays;
 
@@ -120,6 +132,21 @@ shard_solid_arrays shard_solid_view(const shard_block *b);
  * bond-ghost particles). Local. */
 void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                          const shard_solid_arrays *a, double svd_threshold);
+
+/* The same for the listed owned particles only (after some of their bonds broke); those whose bonds no longer
+ * span 3D (rank of A < 3) but which still have bonds are listed in debris[] (may be NULL), and their number
+ * returned. Local. */
+size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                const shard_solid_arrays *a, double svd_threshold, const int32_t *list, size_t n,
+                                int32_t *debris);
+
+/* The breaking rule of each owned particle's body (fracture.h) on its unbroken reference bonds (ref_bonds with
+ * their flags in broken, set here for the bonds that fail); the particles that lost a bond are listed in
+ * changed[] (each once) and their number returned; the bonds broken are added to *n_broken.  Needs current x
+ * of the partners, and sigma of the owned and ghost slots for the Rankine rule. Local. */
+size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, uint8_t *broken,
+                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed,
+                         int64_t *n_broken);
 
 /* Pass 1 over list[0..n) (owned particles of the block): gradients, strain, plasticity (advances eps_p by dt),
  * B.  Needs current x, v of the particles and their bond partners.  Each particle's result does not depend on

@@ -102,6 +102,7 @@ void shard_sim_report(shard_sim *s)
     uint64_t hash = shard_sim_hash(s);
     shard_diag d = shard_sim_diagnostics(s);
     shard_sim_warn_inverted(s, &d);
+    shard_sim_fragments(s); /* the end report's fragment line (collective; nothing without fracture) */
     double *bodies = shard_sim_body_stats(s);
     if (rank != 0) {
         free(bodies);
@@ -160,6 +161,18 @@ void shard_sim_report(shard_sim *s)
     printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e, inverted %lld\n",
            shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1], d.momentum[2],
            (long long)d.inverted);
+    if (s->fracture) {
+        const shard_fragment_stats *fs = &s->frag_stats;
+        printf("Fracture: %lld of %lld bonds (particle pairs) broken (%.3g %%); %lld fragment(s), the largest "
+               "%.6g of the mass (label %lld)", (long long)d.broken_bonds, (long long)(s->n_bonds_global / 2),
+               s->n_bonds_global > 0 ? 200.0 * (double)d.broken_bonds / (double)s->n_bonds_global : 0.0,
+               (long long)fs->n_fragments, fs->total_mass > 0.0 ? fs->largest_mass / fs->total_mass : 0.0,
+               (long long)fs->largest_label);
+        if (isfinite(fs->tau))
+            printf(", tau %.4f +- %.4f (%lld fragments of >= %ld particles)", fs->tau, fs->tau_error,
+                   (long long)fs->n_fit, s->scene.fragments.fit_min);
+        printf("\n");
+    }
     shard_sim_print_bodies(s, bodies);
     free(bodies);
     printf("State hash: %016llx\n", (unsigned long long)hash);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
-const shard_csr *shard_sim_bonds(const shard_sim *s) { return &s->bonds; }
+const shard_csr *shard_sim_bonds(const shard_sim *s) { return s->phys.bonds; }
 const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->ckpt); }
 const shard_scene *shard_sim_scene(const shard_sim *s) { return &s->scene; }
 double shard_sim_time(const shard_sim *s) { return (double)s->step * s->dt; }
@@ -59,6 +59,10 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
         for (size_t i = 0; i < n; i++)
             material[i] = s->scene.bodies[p->body[i]].material;
         data[SHARD_OUT_MATERIAL] = material;
+    }
+    if ((want & 1u << SHARD_OUT_FRAGMENT) && s->fracture) {
+        shard_sim_fragments(s);
+        data[SHARD_OUT_FRAGMENT] = s->frag_label;
     }
     if (want & 1u << SHARD_OUT_RANK) {
         int32_t *rank = shard_sim_col_buffer(s, SHARD_OUT_RANK, n);
@@ -114,7 +118,15 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
         return 0;
     shard_column cols[SHARD_OUT_COUNT];
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
-    int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, err);
+    shard_output_table tables[2];
+    shard_sim_fragment_tables ft;
+    int n_tables = s->fracture ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
+    int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
+                                tables, err);
+    if (!rc && s->fracture)
+        rc = shard_sim_fragment_csv(s, &ft, err);
+    if (s->fracture)
+        shard_sim_fragment_tables_free(&ft);
     if (!rc)
         s->last_output = s->step;
     return rc;
@@ -219,10 +231,15 @@ void shard_sim_run(shard_sim *s, int quiet)
         if (every > 0 && s->step % every == 0) {
             shard_diag d = shard_sim_diagnostics(s);
             if (rank == 0 && !quiet)
+            if (rank == 0 && !quiet) {
                 printf("diag step %ld t %.6e  kinetic %.6e J  elastic %.6e J  momentum %.3e %.3e %.3e  "
-                       "max|v| %.3e  contacts %lld  inverted %lld\n",
+                       "max|v| %.3e  contacts %lld  inverted %lld",
                        s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
                        d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
+                if (s->fracture)
+                    printf("  broken %lld", (long long)d.broken_bonds);
+                printf("\n");
+            }
             shard_sim_warn_inverted(s, &d);
             shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
         }

@@ -373,8 +373,8 @@ static void shard_sim_split_owned(shard_sim *s)
  * driver's own: the timing table reads in the order of a step). */
 static void shard_sim_wire(shard_sim *s)
 {
-    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = &s->bonds, .broken = s->bond_broken,
-                           .cand = &s->cand, .dt = s->dt};
+    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
+                           .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt};
     memset(&s->timer, 0, sizeof s->timer);
     s->ph_neigh = shard_timer_phase(&s->timer, "Neigh");
     for (int k = 0; k < s->n_terms; k++) {
@@ -390,6 +390,7 @@ static void shard_sim_wire(shard_sim *s)
     s->ph_integrate = shard_timer_phase(&s->timer, "Integrate");
     s->ph_io = shard_timer_phase(&s->timer, "I/O");
     s->ph_insitu = shard_timer_phase(&s->timer, "In-situ");
+    s->ph_fracture = shard_timer_phase(&s->timer, "Fracture");
     s->ph_other = shard_timer_phase(&s->timer, "Other");
 }
 
@@ -486,6 +487,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     s->last_output = -1;
     s->restarted_at = -1;
     s->relax_steps = -1;
+    s->frag_step = -1;
     /* Every rank parses the same text and so reaches the same verdict: no communication needed. */
     int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
     free(buf);
@@ -658,6 +660,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
             return NULL;
         }
     }
+    shard_sim_fracture_setup(s);
     shard_sim_wire(s);
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].def->prepare) {
@@ -666,7 +669,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         }
     shard_sim_split_owned(s);
     shard_reserve((void **)&s->f, &s->f_cap, 3 * p->n_owned + 3, sizeof *s->f);
-    s->ghosts = shard_ghosts_create(sc->n_bodies);
+    s->ghosts = shard_ghosts_create(sc->n_bodies, s->self_contact);
 
     shard_timer_start(&s->timer, shard_wtime());
     /* A restart has the accelerations of the last force evaluation (made with the half-step velocities, so
@@ -834,6 +837,9 @@ void shard_sim_destroy(shard_sim **sp)
     free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);
+    shard_csr_free(&s->active);
+    free(s->frag_label), free(s->frags);
+    free(s->self_contact), free(s->frac_changed), free(s->frac_debris), free(s->frac_flag);
     for (int f = 0; f < SHARD_OUT_COUNT; f++)
         free(s->col_buf[f]);
     shard_output_destroy(&s->out);

@@ -12,6 +12,7 @@
 
 #include "shard/checkpoint.h"
 #include "shard/forces.h"
+#include "shard/fragment_comm.h"
 #include "shard/ghosts.h"
 #include "shard/halo.h"
 #include "shard/insitu.h"
@@ -52,7 +53,23 @@ struct shard_sim {
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
-    uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken (none yet: fracture will set them) */
+    uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken */
+    /* Fracture (fracture.c): */
+    int fracture;                 /* some body can break (scene data): then the physics sees `active` */
+    uint8_t *self_contact;        /* per body: its bonds can break, so it touches itself through contact */
+    shard_csr active;             /* the unbroken entries of `bonds` (only when `fracture`) */
+    int32_t *frac_changed, *frac_debris; /* scratch, n_owned + 1 each */
+    double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
+    size_t frac_cap, frac_flag_cap;
+    int64_t frac_bonds_broken;    /* bond entries of owned rows this rank broke in this run */
+    int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
+    size_t frag_label_cap;
+    shard_fragment *frags;        /* the fragments this rank holds, by label */
+    size_t n_frags;
+    shard_fragment_stats frag_stats;
+    long frag_step;               /* step of the fragment analysis above, -1: none yet */
+    double frag_seconds;          /* time spent in it */
+    int ph_fracture;              /* timer phase "Fracture" */
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */
     shard_phys phys;              /* what physics hooks see (points into this record) */
@@ -117,7 +134,34 @@ int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int
  * SHARD_CHECKPOINT_MAX_SECTIONS modules; checked at set-up); returns their count. */
 int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec);
 
+/* fracture.c */
+/* After the distribution (start-up and restart): which bodies can break, the unbroken bonds the physics sees
+ * (phys.bonds) and the contact flags.  Local. */
+void shard_sim_fracture_setup(shard_sim *s);
+/* After a step, with the bond ghosts holding its positions: every module's breaking rule, then debris (all
+ * bonds of a particle whose stencil is no longer 3D break, on both sides) until no particle changes.
+ * Collective (one allreduce per round; nothing when no body can break). */
+void shard_sim_fracture(shard_sim *s);
+/* Broken bonds now (each counted once), summed over the ranks.  Collective. */
+int64_t shard_sim_broken_bonds(shard_sim *s);
+/* The fragment analysis at the current step (made once per step, kept in s->frag_*).  Collective; only when
+ * s->fracture. */
+void shard_sim_fragments(shard_sim *s);
+/* The fragment analysis as the output's tables (/fragments, /fragments/histogram) and its CSV lines
+ * (fragments.csv, fragments_histogram.csv in the output folder).  _make is collective (it runs the analysis
+ * when not done at this step) and returns the number of tables; _csv is collective. */
+typedef struct shard_sim_fragment_tables {
+    shard_column cols[11], hcols[5];
+    shard_output_attr attrs[10];
+    void *buf[11 + 5];
+} shard_sim_fragment_tables;
+int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables);
+int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err);
+void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft);
+
 /* step.c */
+/* Row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot n_owned + q). */
+shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* The force path: forward x, v to every bond ghost, the skin check (and a contact-ghost rebuild when it says so
  * or when force_rebuild), every force term in order into f, then a = f/m + g.  Start-up and the step both
  * call it.  Collective. */

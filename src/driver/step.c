@@ -48,7 +48,7 @@ void shard_sim_rebuild(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
-    shard_neighbor_contacts(&s->p, s->contact_radius, s->skin, &s->cells, &s->cand);
+    shard_neighbor_contacts(&s->p, s->contact_radius, s->self_contact, s->skin, &s->cells, &s->cand);
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
@@ -96,12 +96,10 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
     }
 }
 
-/* The exchange row of a two-pass term as its module's halo sees it: owned slot i - first is sent, ghost q of
- * the halo lands in slot n_owned + q. */
-static shard_halo_field shard_sim_exchange_field(shard_sim *s, const shard_sim_term *t)
+shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
 {
-    shard_block *b = &s->mod[t->module].block;
-    const shard_field_desc *d = &b->rows[t->def->exchange_row];
+    shard_block *b = &md->block;
+    const shard_field_desc *d = &b->rows[row];
     return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
                               .recv_at = b->n_owned};
 }
@@ -146,7 +144,7 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
         if (t->def->pass1 && s->mod[t->module].halo) {
-            ex[k] = shard_sim_exchange_field(s, t);
+            ex[k] = shard_sim_block_field(&s->mod[t->module], t->def->exchange_row);
             shard_halo_forward_begin(s->mod[t->module].halo, 1, &ex[k]);
         }
     }
@@ -200,6 +198,7 @@ void shard_sim_step(shard_sim *s)
     shard_sim_forces(s, 0);
     shard_integrate_kick(p, h);
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+    shard_sim_fracture(s);
 }
 
 shard_diag shard_sim_diagnostics(shard_sim *s)
@@ -246,6 +245,7 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         inverted += (int64_t)n;
     }
     d.inverted = shard_comm_sum_i64(s->comm, inverted);
+    d.broken_bonds = s->fracture ? shard_sim_broken_bonds(s) : 0;
     d.inverted_first = -1;
     if (d.inverted > 0) {
         double mine = inverted ? -(double)p->gid[first] : -INFINITY;

@@ -345,7 +345,7 @@ int main(int argc, char **argv)
     fill_store(&w, &e, &p);
     shard_halo *bond = shard_halo_create(c, e.b_nbr_n, e.b_nbr, e.b_send_count, e.b_send_idx, e.b_recv_count,
                                          (size_t)e.n_own);
-    shard_ghosts *g = shard_ghosts_create(NB);
+    shard_ghosts *g = shard_ghosts_create(NB, NULL);
     SHARD_ENSURE(shard_ghosts_halo(g) == NULL && shard_ghosts_bytes(g) == 0);
 
     /* first rebuild */
@@ -423,7 +423,7 @@ int main(int argc, char **argv)
     ep.n_bond = 0;
     shard_particles q = {0};
     fill_store(&wp, &ep, &q);
-    shard_ghosts *gp = shard_ghosts_create(NB);
+    shard_ghosts *gp = shard_ghosts_create(NB, NULL);
     shard_ghosts_rebuild(gp, c, &q, NULL, 0, CUTOFF);
     SHARD_ENSURE(q.n_local == q.n_owned);
     SHARD_ENSURE(shard_ghosts_bytes(gp) == box_bytes);

@@ -1,0 +1,287 @@
+/* Fracture in the driver: the unbroken-bond lists the physics sees, and the pass after each step that breaks
+ * bonds and turns particles whose stencil collapsed into debris (rules in fracture.h, kernels in the matter
+ * modules).  Decisions are local to each bond's two owners, which reach the same verdict from the same bits;
+ * the only messages are one allreduce per round ("did any rank make debris?") and, when one did, a halo
+ * exchange of a flag per particle so that its partners break their side of its bonds. */
+#include "sim_impl.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* s->active = the unbroken entries of s->bonds, row by row (rows stay sorted by partner id), rebuilt from row
+ * `from` on (the rows before it are unchanged). */
+static void shard_sim_active_rebuild(shard_sim *s, size_t from)
+{
+    const shard_csr *r = &s->bonds;
+    size_t n = r->n, nb = (size_t)r->start[n];
+    if (from == 0) {
+        shard_csr_reserve(&s->active, n, nb + 1);
+        s->active.n = n;
+        s->active.start[0] = 0;
+    }
+    int64_t k = s->active.start[from];
+    for (size_t i = from; i < n; i++) {
+        for (int64_t b = r->start[i]; b < r->start[i + 1]; b++)
+            if (!s->bond_broken[b])
+                s->active.idx[k++] = r->idx[b];
+        s->active.start[i + 1] = k;
+    }
+}
+
+void shard_sim_fracture_setup(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    s->self_contact = shard_calloc((size_t)sc->n_bodies + 1, 1);
+    s->fracture = 0;
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_matter *m = shard_sim_module_of(s, b)->def;
+        if (m->breakable && m->break_bonds && m->breakable(sc, b) && m->bond_radius && m->bond_radius(sc, b) > 0.0)
+            s->self_contact[b] = 1, s->fracture = 1;
+    }
+    if (s->fracture)
+        shard_sim_active_rebuild(s, 0);
+}
+
+static int shard_sim_cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts and de-duplicates list[0..n); returns the new length. */
+static size_t shard_sim_unique(int32_t *list, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(list, n, sizeof *list, shard_sim_cmp_i32);
+    size_t m = 1;
+    for (size_t k = 1; k < n; k++)
+        if (list[k] != list[m - 1])
+            list[m++] = list[k];
+    return m;
+}
+
+/* Each module's rebond on its share of the sorted list changed[0..n) (modules' owned particles are contiguous
+ * ranges); the debris they report is appended to s->frac_debris.  Returns its count. */
+static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n)
+{
+    size_t nd = 0, q = 0;
+    for (int m = 0; m < s->n_modules && q < n; m++) {
+        shard_sim_module *md = &s->mod[m];
+        size_t lo = md->block.first, hi = lo + md->block.n_owned, q0 = q;
+        while (q < n && (size_t)changed[q] < hi)
+            q++;
+        if (q == q0 || (size_t)changed[q0] < lo || !md->def->rebond)
+            continue;
+        shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
+        nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac_debris + nd);
+    }
+    return nd;
+}
+
+void shard_sim_fracture(shard_sim *s)
+{
+    if (!s->fracture)
+        return;
+    shard_particles *p = &s->p;
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    shard_reserve((void **)&s->frac_changed, &s->frac_cap, p->n_owned + 1, sizeof *s->frac_changed);
+    size_t cap = s->frac_cap;
+    s->frac_debris = shard_realloc(s->frac_debris, cap * sizeof *s->frac_debris);
+    int64_t broken = 0;
+    size_t nc = 0;
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        if (!md->def->break_bonds || !md->has_bonds)
+            continue;
+        int row = md->def->break_row ? md->def->break_row(&s->scene) : -1;
+        if (row >= 0 && md->halo) {
+            shard_halo_field f = shard_sim_block_field(md, row);
+            shard_halo_forward(md->halo, 1, &f);
+        }
+        shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
+        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac_changed + nc, &broken);
+    }
+    /* Rounds: the particles that lost bonds recompute their moments; those left without a 3D stencil break
+     * every bond they still have, their partners (told by a flag through the halo) break theirs, and the
+     * particles that lost bonds this way go round again.  Bonds only break, so this ends. */
+    for (;;) {
+        nc = shard_sim_unique(s->frac_changed, nc);
+        if (nc) /* the list is sorted: rows before its first entry keep their bonds */
+            shard_sim_active_rebuild(s, (size_t)s->frac_changed[0]);
+        size_t nd = shard_sim_rebond(s, s->frac_changed, nc);
+        int any = nd > 0;
+        shard_comm_max_ints(s->comm, &any, 1);
+        if (!any)
+            break;
+        size_t nl = p->n_owned + p->n_bond_ghost;
+        shard_reserve((void **)&s->frac_flag, &s->frac_flag_cap, nl + 1, sizeof *s->frac_flag);
+        memset(s->frac_flag, 0, (nl + 1) * sizeof *s->frac_flag);
+        nc = 0;
+        for (size_t q = 0; q < nd; q++) {
+            size_t d = (size_t)s->frac_debris[q];
+            s->frac_flag[d] = 1.0;
+            for (int64_t b = s->bonds.start[d]; b < s->bonds.start[d + 1]; b++)
+                if (!s->bond_broken[b])
+                    s->bond_broken[b] = 1, broken++;
+            s->frac_changed[nc++] = (int32_t)d;
+        }
+        for (int m = 0; m < s->n_modules; m++)
+            if (s->mod[m].halo) {
+                shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->frac_flag, 1);
+                shard_halo_forward(s->mod[m].halo, 1, &f);
+            }
+        for (size_t i = 0; i < p->n_owned; i++) {
+            int lost = 0;
+            for (int64_t b = s->bonds.start[i]; b < s->bonds.start[i + 1]; b++)
+                if (!s->bond_broken[b] && s->frac_flag[s->bonds.idx[b]] != 0.0)
+                    s->bond_broken[b] = 1, broken++, lost = 1;
+            if (lost)
+                s->frac_changed[nc++] = (int32_t)i;
+        }
+    }
+    s->frac_bonds_broken += broken;
+    shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
+}
+
+void shard_sim_fragments(shard_sim *s)
+{
+    if (!s->fracture || s->frag_step == s->step)
+        return;
+    double t0 = shard_wtime();
+    const shard_scene *sc = &s->scene;
+    double m0 = INFINITY;
+    for (int b = 0; b < sc->n_bodies; b++)
+        if (s->self_contact[b]) {
+            const shard_body_def *bd = &sc->bodies[b];
+            m0 = fmin(m0, sc->materials[bd->material].density * bd->spacing * bd->spacing * bd->spacing);
+        }
+    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    for (int m = 0; m < s->n_modules; m++)
+        halos[m] = s->mod[m].halo;
+    shard_reserve((void **)&s->frag_label, &s->frag_label_cap, s->p.n_owned + s->p.n_bond_ghost + 1,
+                  sizeof *s->frag_label);
+    free(s->frags);
+    shard_fragments_find(s->comm, &s->p, &s->active, halos, s->n_modules, s->self_contact, m0, sc->fragments.fit_min,
+                         s->frag_label, &s->frags, &s->n_frags, &s->frag_stats);
+    s->frag_step = s->step;
+    s->frag_seconds += shard_wtime() - t0;
+}
+
+int64_t shard_sim_broken_bonds(shard_sim *s)
+{
+    int64_t n = 0;
+    if (s->fracture)
+        for (int64_t b = 0; b < s->bonds.start[s->p.n_owned]; b++)
+            n += s->bond_broken[b];
+    /* every bond has an entry in each of its two rows */
+    return shard_comm_sum_i64(s->comm, n) / 2;
+}
+
+/* A column of n rows of k doubles (or int64 when i64) in a new buffer, from the fragment records. */
+static void *shard_sim_frag_column(const shard_fragment *f, size_t n, size_t offset, int k, int i64)
+{
+    size_t elem = i64 ? sizeof(int64_t) : sizeof(double);
+    unsigned char *col = shard_malloc(n * (size_t)k * elem + 1);
+    for (size_t q = 0; q < n; q++)
+        memcpy(col + q * (size_t)k * elem, (const unsigned char *)&f[q] + offset, (size_t)k * elem);
+    return col;
+}
+
+int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables)
+{
+    memset(ft, 0, sizeof *ft);
+    shard_sim_fragments(s);
+    const shard_fragment_stats *st = &s->frag_stats;
+    size_t n = s->n_frags;
+    static const struct {
+        const char *name;
+        size_t offset;
+        int k, i64;
+    } fc[11] = {
+        {"label", offsetof(shard_fragment, label), 1, 1},
+        {"count", offsetof(shard_fragment, count), 1, 1},
+        {"mass", offsetof(shard_fragment, mass), 1, 0},
+        {"center", offsetof(shard_fragment, center), 3, 0},
+        {"momentum", offsetof(shard_fragment, momentum), 3, 0},
+        {"ke_translation", offsetof(shard_fragment, ke_translation), 1, 0},
+        {"ke_internal", offsetof(shard_fragment, ke_internal), 1, 0},
+        {"box_min", offsetof(shard_fragment, box_min), 3, 0},
+        {"box_max", offsetof(shard_fragment, box_max), 3, 0},
+    };
+    int nc = 9;
+    for (int q = 0; q < nc; q++) {
+        ft->buf[q] = shard_sim_frag_column(s->frags, n, fc[q].offset, fc[q].k, fc[q].i64);
+        ft->cols[q] = (shard_column){fc[q].name, fc[q].i64 ? SHARD_TYPE_I64 : SHARD_TYPE_F64, fc[q].k, ft->buf[q]};
+    }
+    int64_t broken = shard_sim_broken_bonds(s);
+    shard_output_attr a[10] = {
+        {"n_fragments", 1, st->n_fragments, 0}, {"total_mass", 0, 0, st->total_mass},
+        {"largest_mass", 0, 0, st->largest_mass}, {"largest_label", 1, st->largest_label, 0},
+        {"tau", 0, 0, st->tau}, {"tau_error", 0, 0, st->tau_error}, {"n_fit", 1, st->n_fit, 0},
+        {"fit_min_mass", 0, 0, st->fit_min_mass}, {"m0", 0, 0, st->m0}, {"broken_bonds", 1, broken, 0},
+    };
+    memcpy(ft->attrs, a, sizeof a);
+    tables[0] = (shard_output_table){"fragments", n, nc, ft->cols, 10, ft->attrs};
+    /* the histogram: every rank has it; rank 0 writes it */
+    size_t nb = shard_comm_rank(s->comm) == 0 ? (size_t)st->n_bins : 0;
+    double *lo = shard_malloc((nb + 1) * sizeof *lo), *hi = shard_malloc((nb + 1) * sizeof *hi);
+    double *mass = shard_malloc((nb + 1) * sizeof *mass), *cum = shard_malloc((nb + 1) * sizeof *cum);
+    int64_t *count = shard_malloc((nb + 1) * sizeof *count);
+    double above = 0.0;
+    for (size_t k = nb; k-- > 0;) {
+        lo[k] = ldexp(st->m0, (int)k), hi[k] = ldexp(st->m0, (int)k + 1);
+        count[k] = st->bin_count[k], mass[k] = st->bin_mass[k];
+        above += st->bin_mass[k];
+        cum[k] = st->total_mass > 0.0 ? above / st->total_mass : 0.0;
+    }
+    void *hb[5] = {lo, hi, count, mass, cum};
+    static const char *const hn[5] = {"bin_min", "bin_max", "count", "mass", "cumulative"};
+    for (int q = 0; q < 5; q++) {
+        ft->buf[11 + q] = hb[q];
+        ft->hcols[q] = (shard_column){hn[q], q == 2 ? SHARD_TYPE_I64 : SHARD_TYPE_F64, 1, hb[q]};
+    }
+    tables[1] = (shard_output_table){"fragments/histogram", nb, 5, ft->hcols, 0, NULL};
+    return 2;
+}
+
+void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft)
+{
+    for (int q = 0; q < 16; q++)
+        free(ft->buf[q]);
+    memset(ft, 0, sizeof *ft);
+}
+
+int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err)
+{
+    const shard_fragment_stats *st = &s->frag_stats;
+    int rank0 = shard_comm_rank(s->comm) == 0;
+    double t = shard_sim_time(s);
+    char line[512];
+    snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t,
+             (long long)st->n_fragments, st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0,
+             st->largest_mass, st->tau, st->tau_error, (long long)st->n_fit, (long long)ft->attrs[9].i);
+    int rc = shard_output_csv(s->out, s->comm, "fragments.csv",
+                              "step,time,n_fragments,largest_fraction,largest_mass,tau,tau_error,n_fit,"
+                              "broken_bonds\n", line, err);
+    if (rc)
+        return rc;
+    char *rows = shard_malloc((size_t)SHARD_FRAGMENT_BINS * 200 + 1);
+    size_t used = 0;
+    rows[0] = '\0';
+    if (rank0) {
+        const double *lo = ft->hcols[0].data, *hi = ft->hcols[1].data, *mass = ft->hcols[3].data;
+        const double *cum = ft->hcols[4].data;
+        const int64_t *count = ft->hcols[2].data;
+        for (int k = 0; k < st->n_bins; k++)
+            used += (size_t)snprintf(rows + used, 200, "%ld,%.9g,%.9g,%.9g,%lld,%.9g,%.9g\n", s->step, t, lo[k],
+                                     hi[k], (long long)count[k], mass[k], cum[k]);
+    }
+    rc = shard_output_csv(s->out, s->comm, "fragments_histogram.csv",
+                          "step,time,bin_min,bin_max,count,mass,cumulative\n", rows, err);
+    free(rows);
+    return rc;
+}
