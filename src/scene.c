@@ -847,7 +847,7 @@ static const shard_scene_field material_rows[] = {
     {.key = "volume_barrier", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_barrier), .r = GE(0),
      .def = {1.0}},
     {.key = "stabilization", .kind = FK_NUMBER, .offset = offsetof(shard_material, stabilization), .r = IN('[', 0, 1, ']'),
-     .def = {0.0}},
+     .def = {0.0}, .loc_offset = OFF1(shard_material, stabilization_loc)},
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, damping), .r = GE(0)},
     {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
     {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},
@@ -865,7 +865,7 @@ static int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_nod
         return shard_scene_fail(c, n, path, "expected a mapping of material names to materials, got %s", shard_scene_describe(what, n));
     if (n->n == 0)
         return shard_scene_fail(c, n, path, "at least one material is required");
-    s->materials = shard_calloc(n->n / 2, sizeof *s->materials);
+    s->materials = shard_calloc(n->n / 2 + 1, sizeof *s->materials);
     for (size_t i = 0; i + 1 < n->n; i += 2) {
         const shard_scene_node *k = n->kids[i], *v = n->kids[i + 1];
         if (k->type != YN_SCALAR || shard_scene_is_null(k))
@@ -883,6 +883,8 @@ static int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_nod
         int rc = shard_scene_parse_section(c, v, sub, &material_section, m);
         if (rc)
             return rc;
+        if (m->stabilization_loc.line == 0 && m->fracture.criterion != SHARD_FRACTURE_NONE)
+            m->stabilization = SHARD_FRACTURE_STABILIZATION;
     }
     return 0;
 }
@@ -1002,18 +1004,26 @@ static int shard_scene_parse_prescribed(shard_scene_ctx *c, const shard_scene_no
 static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
     const shard_notch *nt = base;
+    static const char axis[3] = {'x', 'y', 'z'};
     int flat = 0;
+    char flats[16] = "";
     for (int d = 0; d < 3; d++) {
         if (!(nt->min[d] <= nt->max[d])) {
             char sub[KEY_MAX];
             shard_scene_child_path(sub, path, "max");
             return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
-                                    "must be >= min along every axis (min = max along one axis makes a planar crack)");
+                                    "must be >= min along every axis, got %c: max %g < min %g (min = max along one "
+                                    "axis makes a planar crack)", axis[d], nt->max[d], nt->min[d]);
         }
-        flat += nt->min[d] == nt->max[d];
+        if (nt->min[d] == nt->max[d]) {
+            size_t u = strlen(flats);
+            snprintf(flats + u, sizeof flats - u, "%s%c", flat ? ", " : "", axis[d]);
+            flat++;
+        }
     }
     if (flat > 1)
-        return shard_scene_fail(c, node, path, "a notch may be flat along one axis only (it is a line or a point)");
+        return shard_scene_fail(c, node, path, "flat along %d axes (%s: min = max), so it is a %s, not a crack: a notch "
+                                "may be flat along one axis only", flat, flats, flat == 2 ? "line" : "point");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "shard/comm.h"
 #include "shard/fields.h"
+#include "shard/fragment.h"
 #include "shard/matter.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
@@ -91,6 +92,10 @@ long shard_sim_relax_steps(const shard_sim *s, double *ratio);
 /* Collective: global diagnostics.  Every sum is exact (shard_comm_xsum), so the figures have the same bits on
  * any number of ranks. */
 shard_diag shard_sim_diagnostics(shard_sim *s);
+/* Collective: the fragment analysis at the current step (fragment.h; made once per step), or NULL when no
+ * body of the run can break.  The fragments this rank holds are in *frags (n_frags of them, by label; may be
+ * NULL). */
+const shard_fragment_stats *shard_sim_fragment_stats(shard_sim *s, const shard_fragment **frags, size_t *n_frags);
 
 /* Collective: writes an output file (scene `output` section) / a checkpoint (`checkpoint` section) of the
  * current state now.  The run loop calls them on their intervals; neither changes the state.  Returns 0, or

@@ -16,6 +16,9 @@
 /* How a material's bonds break (fracture.h): never, at a critical stretch (given directly or from a critical
  * energy release rate), or at a tensile strength (Rankine, at the bond). */
 enum { SHARD_FRACTURE_NONE = 0, SHARD_FRACTURE_STRETCH = 1, SHARD_FRACTURE_ENERGY = 2, SHARD_FRACTURE_RANKINE = 3 };
+/* The stabilisation a breaking material gets unless it gives its own: bond rules read single bonds, which the
+ * correspondence model's zero-energy modes stretch unevenly (docs/validation.md, fracture). */
+#define SHARD_FRACTURE_STABILIZATION 0.1
 typedef struct shard_fracture_def {
     int criterion;            /* SHARD_FRACTURE_*; NONE without a `fracture` section */
     double value;             /* s_c (1), G_c (J/m^2) or sigma_t (Pa), > 0 */
@@ -31,7 +34,9 @@ typedef struct shard_material {
     double nu;               /* Poisson ratio, in (-1, 0.5) */
     double volume_stiffness; /* k_v, Pa, >= 0 (default 0) */
     double volume_barrier;   /* inversion barrier in units of the bulk modulus, >= 0 (default 1; 0: none) */
-    double stabilization;    /* bond-level stabilisation G_s of the zero-energy modes, >= 0 (solid.h) */
+    double stabilization;    /* bond-level stabilisation G_s of the zero-energy modes, in [0, 1] (solid.h);
+                              * default 0, or SHARD_FRACTURE_STABILIZATION for a material with a fracture rule */
+    shard_src_loc stabilization_loc; /* line 0: not given */
     double damping;          /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
     double mass_damping;     /* mass-proportional (Rayleigh alpha) damping rate, 1/s, >= 0 (default 0) */
     double yield;            /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */

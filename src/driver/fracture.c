@@ -40,6 +40,9 @@ void shard_sim_fracture_setup(shard_sim *s)
         const shard_matter *m = shard_sim_module_of(s, b)->def;
         if (m->breakable && m->break_bonds && m->breakable(sc, b) && m->bond_radius && m->bond_radius(sc, b) > 0.0)
             s->self_contact[b] = 1, s->fracture = 1;
+        /* a notched body's faces touch too, breakable or not */
+        if (sc->bodies[b].n_notches > 0)
+            s->self_contact[b] = 1;
     }
     if (s->fracture)
         shard_sim_active_rebuild(s, 0);
@@ -169,6 +172,18 @@ void shard_sim_fragments(shard_sim *s)
                          s->frag_label, &s->frags, &s->n_frags, &s->frag_stats);
     s->frag_step = s->step;
     s->frag_seconds += shard_wtime() - t0;
+}
+
+const shard_fragment_stats *shard_sim_fragment_stats(shard_sim *s, const shard_fragment **frags, size_t *n_frags)
+{
+    if (!s->fracture)
+        return NULL;
+    shard_sim_fragments(s);
+    if (frags)
+        *frags = s->frags;
+    if (n_frags)
+        *n_frags = s->n_frags;
+    return &s->frag_stats;
 }
 
 int64_t shard_sim_broken_bonds(shard_sim *s)

@@ -49,6 +49,21 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
     for (int b = 0; b < sc->n_bodies; b++)
         if ((s->body_module[b] = shard_sim_kind_of(sc, t, b, err)) < 0)
             return err->code;
+    /* Breaking and notches need bonds: a body of a kind without them cannot have either. */
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_body_def *bd = &sc->bodies[b];
+        const shard_matter *m = t->modules[s->body_module[b]];
+        int bonds = m->bond_radius && m->bond_radius(sc, b) > 0.0;
+        const shard_material *mat = &sc->materials[bd->material];
+        if (mat->fracture.criterion != SHARD_FRACTURE_NONE && (!bonds || !m->break_bonds))
+            return shard_error_at(err, sc->path, &mat->fracture.loc,
+                                  "body '%s' is of kind '%s', whose particles have no bonds to break: a material "
+                                  "with a fracture rule needs a kind with bonds (solid)", bd->name, m->kind);
+        if (bd->n_notches > 0 && !bonds)
+            return shard_error_at(err, sc->path, &bd->notches[0].loc,
+                                  "body '%s' is of kind '%s', whose particles have no bonds: a notch cuts bonds",
+                                  bd->name, m->kind);
+    }
     if (t->n_modules > SHARD_CHECKPOINT_MAX_SECTIONS)
         shard_fatal(SHARD_EXIT_INTERNAL, "%d matter modules: a checkpoint holds at most %d sections", t->n_modules,
                     SHARD_CHECKPOINT_MAX_SECTIONS);

@@ -42,4 +42,24 @@ expect_eq "checkpoints kept (keep: 2)" "$kept" 2
 [ -f "$WORK/b/checkpoint_000400.h5" ] && [ -f "$WORK/b/checkpoint_000300.h5" ] && pass "newest two kept" ||
   fail "newest two checkpoints missing: $(ls "$WORK/b")"
 
+# Restart in the middle of crack growth, on another rank count: broken bonds, debris and fragments carry over.
+fscene=scenes/restart_fracture.yaml
+fref=$(ref_hash "$fscene" 400)
+shard_run 1 run "$fscene" --steps 400 --out "$WORK/f1" > "$WORK/f1.log"
+expect_eq "fracture: output and checkpoints do not perturb the state" "$(hash_of "$WORK/f1.log")" "$fref"
+broken=$(sed -n 's/^Fracture: \([0-9]*\) of.*/\1/p' "$WORK/f1.log")
+[ -n "$broken" ] && [ "$broken" -gt 0 ] && pass "fracture: $broken bonds broken by step 400" ||
+  fail "fracture: no bond broken ($(grep '^Fracture' "$WORK/f1.log"))"
+shard_run 3 run "$fscene" --steps 200 --out "$WORK/f2" > /dev/null
+mid=$(sed -n 's/^200,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,\([0-9]*\)$/\1/p' "$WORK/f2/fragments.csv")
+[ -n "$mid" ] && [ "$mid" -gt 0 ] && [ "$mid" -lt "$broken" ] && pass "fracture: the checkpoint of step 200 is in the middle of crack growth ($mid bonds broken)" ||
+  fail "fracture: step 200 is not in the middle of crack growth ($mid of $broken)"
+out=$(shard_run 2 run "$fscene" --restart "$WORK/f2/checkpoint_000200.h5" --steps 400 --out "$WORK/f2")
+expect_eq "fracture: restart 3 -> 2 ranks at step 200" "$(printf '%s\n' "$out" | hash_of)" "$fref"
+expect_eq "fracture: the report's fracture line" "$(printf '%s\n' "$out" | grep '^Fracture:')" "$(grep '^Fracture:' "$WORK/f1.log")"
+cmp -s "$WORK/f1/fragments.csv" "$WORK/f2/fragments.csv" && pass "fracture: fragments.csv of the restarted run equals the uninterrupted one's" ||
+  fail "fracture: fragments.csv differs: $(diff "$WORK/f1/fragments.csv" "$WORK/f2/fragments.csv" | head -5)"
+cmp -s "$WORK/f1/fragments_histogram.csv" "$WORK/f2/fragments_histogram.csv" && pass "fracture: fragments_histogram.csv too" ||
+  fail "fracture: fragments_histogram.csv differs"
+
 finish "restart equivalence"
