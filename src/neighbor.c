@@ -201,8 +201,8 @@ static int shard_neighbor_cmp_pair(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self, double skin,
-                             shard_cells *cells, shard_csr *cand)
+void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self,
+                             const shard_csr *bonds, double skin, shard_cells *cells, shard_csr *cand)
 {
     double rmax = 0.0;
     for (size_t i = 0; i < p->n_local; i++)
@@ -243,6 +243,18 @@ void shard_neighbor_contacts(const shard_particles *p, const double *radius, con
                 }
         if (nrow > 1)
             qsort(row, nrow, sizeof row[0], shard_neighbor_cmp_pair);
+        if (own_body && bonds) { /* drop the bonded partners: one walk along the bond row, also by partner id */
+            size_t m = 0;
+            int64_t b = bonds->start[i], end = bonds->start[i + 1];
+            for (size_t k = 0; k < nrow; k++) {
+                int64_t g = row[k].gid;
+                while (b < end && p->gid[bonds->idx[b]] < g)
+                    b++;
+                if (!(b < end && p->gid[bonds->idx[b]] == g && p->body[row[k].idx] == bi))
+                    row[m++] = row[k];
+            }
+            nrow = m;
+        }
         shard_reserve((void **)&cand->idx, &cand->cap, nc + nrow, sizeof *cand->idx);
         for (size_t k = 0; k < nrow; k++)
             cand->idx[nc++] = row[k].idx;

@@ -464,25 +464,12 @@ void shard_solid_stress(const shard_particles *p, const shard_csr *bonds, const 
  * compile-time constant at each call: without ghost partners the slot of j is j - first. */
 static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds,
                                          const shard_solid_params *sp, const shard_solid_arrays *a, double *f,
-                                         size_t i, int ghosts)
+                                         size_t i, int ghosts, int stab)
 {
     size_t k = i - a->first;
-    const double *Xi = p->X + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
-    double inv_h2 = sp[p->body[i]].inv_h2, ks = sp[p->body[i]].ks;
-    double f0 = 0.0, f1 = 0.0, f2 = 0.0;
-    if (ks > 0.0) {
-        /* the stabilisation's other share: 2 k_s sum_j w_ij u_ij, u_ij = (x_j - x_i) - x_ij */
-        const double *xi = p->x + 3 * i;
-        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
-            size_t j = (size_t)bonds->idx[b];
-            const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
-            double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
-            double w2 = 2.0 * ks * shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
-            f0 += w2 * ((xj[0] - xi[0]) - d0);
-            f1 += w2 * ((xj[1] - xi[1]) - d1);
-            f2 += w2 * ((xj[2] - xi[2]) - d2);
-        }
-    }
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
+    double inv_h2 = sp[p->body[i]].inv_h2, ks2 = 2.0 * sp[p->body[i]].ks;
+    double f0 = 0.0, f1 = 0.0, f2 = 0.0, g0 = 0.0, g1 = 0.0, g2 = 0.0;
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
         const double *Xj = p->X + 3 * j, *Bj = a->B + 9 * (ghosts ? shard_solid_slot(a, j) : j - a->first);
@@ -492,7 +479,15 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
         f0 += Bj[0] * wd0 + Bj[1] * wd1 + Bj[2] * wd2;
         f1 += Bj[3] * wd0 + Bj[4] * wd1 + Bj[5] * wd2;
         f2 += Bj[6] * wd0 + Bj[7] * wd1 + Bj[8] * wd2;
+        if (stab) { /* the stabilisation's other share: 2 k_s sum_j w_ij u_ij, u_ij = (x_j - x_i) - x_ij */
+            const double *xj = p->x + 3 * j;
+            g0 += w * ((xj[0] - xi[0]) - d0);
+            g1 += w * ((xj[1] - xi[1]) - d1);
+            g2 += w * ((xj[2] - xi[2]) - d2);
+        }
     }
+    if (stab)
+        f0 += ks2 * g0, f1 += ks2 * g1, f2 += ks2 * g2;
     f[3 * i + 0] += Bi[0] * s[0] + Bi[1] * s[1] + Bi[2] * s[2] + f0;
     f[3 * i + 1] += Bi[3] * s[0] + Bi[4] * s[1] + Bi[5] * s[2] + f1;
     f[3 * i + 2] += Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
@@ -501,19 +496,26 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
 void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                              const shard_solid_arrays *a, double *f, const int32_t *list, size_t n, int ghosts)
 {
-    if (ghosts)
-        for (size_t k = 0; k < n; k++)
-            shard_solid_force_one(p, bonds, sp, a, f, (size_t)list[k], 1);
-    else
-        for (size_t k = 0; k < n; k++)
-            shard_solid_force_one(p, bonds, sp, a, f, (size_t)list[k], 0);
+    /* `ghosts` and the stabilisation are compile-time constants in each of the four loops */
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (size_t)list[k];
+        int stab = sp[p->body[i]].ks > 0.0;
+        if (ghosts)
+            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
+        else
+            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 0, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 0, 0);
+    }
 }
 
 void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, double *f)
 {
-    for (size_t i = a->first; i < a->first + a->n_owned; i++)
-        shard_solid_force_one(p, bonds, sp, a, f, i, 1);
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        if (sp[p->body[i]].ks > 0.0)
+            shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1);
+        else
+            shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
+    }
 }
 
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,

@@ -49,9 +49,10 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
 
 /* Contact candidates of the owned particles among all local particles (owned and ghosts).  radius[b] is the
  * contact radius of body b; a particle's own body is a candidate too where self[b] is set (bodies that can
- * break: the contact kernel skips partners still bonded; self may be NULL: none).  Fills cand (rows = owned,
- * entries = local indices sorted by global id). Local. */
-void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self, double skin,
-                             shard_cells *cells, shard_csr *cand);
+ * break), except the partners an unbroken bond of `bonds` joins to it (rows by partner id; NULL: none): the
+ * solid holds those, and when a bond breaks the driver rebuilds the lists (self may be NULL: none).  Fills
+ * cand (rows = owned, entries = local indices sorted by global id). Local. */
+void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self,
+                             const shard_csr *bonds, double skin, shard_cells *cells, shard_csr *cand);
 
 #endif

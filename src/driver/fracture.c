@@ -113,8 +113,10 @@ void shard_sim_fracture(shard_sim *s)
      * particles that lost bonds this way go round again.  Bonds only break, so this ends. */
     for (;;) {
         nc = shard_sim_unique(s->frac_changed, nc);
-        if (nc) /* the list is sorted: rows before its first entry keep their bonds */
+        if (nc) { /* the list is sorted: rows before its first entry keep their bonds */
             shard_sim_active_rebuild(s, (size_t)s->frac_changed[0]);
+            s->cand_stale = 1;
+        }
         size_t nd = shard_sim_rebond(s, s->frac_changed, nc);
         int any = nd > 0;
         shard_comm_max_ints(s->comm, &any, 1);
@@ -172,6 +174,7 @@ void shard_sim_fragments(shard_sim *s)
                          s->frag_label, &s->frags, &s->n_frags, &s->frag_stats);
     s->frag_step = s->step;
     s->frag_seconds += shard_wtime() - t0;
+    s->frag_runs++;
 }
 
 const shard_fragment_stats *shard_sim_fragment_stats(shard_sim *s, const shard_fragment **frags, size_t *n_frags)

@@ -103,6 +103,7 @@ void shard_sim_report(shard_sim *s)
     shard_diag d = shard_sim_diagnostics(s);
     shard_sim_warn_inverted(s, &d);
     shard_sim_fragments(s); /* the end report's fragment line (collective; nothing without fracture) */
+    double frag_max = shard_comm_max(s->comm, s->frag_seconds);
     double *bodies = shard_sim_body_stats(s);
     if (rank != 0) {
         free(bodies);
@@ -171,7 +172,8 @@ void shard_sim_report(shard_sim *s)
         if (isfinite(fs->tau))
             printf(", tau %.4f +- %.4f (%lld fragments of >= %ld particles)", fs->tau, fs->tau_error,
                    (long long)fs->n_fit, s->scene.fragments.fit_min);
-        printf("\n");
+        printf("\nFragment analysis: %ld run(s), %.4g s in all on the slowest rank (in the I/O row at output "
+               "steps)\n", s->frag_runs, frag_max);
     }
     shard_sim_print_bodies(s, bodies);
     free(bodies);

@@ -62,6 +62,7 @@ struct shard_sim {
     double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
     size_t frac_cap, frac_flag_cap;
     int64_t frac_bonds_broken;    /* bond entries of owned rows this rank broke in this run */
+    int cand_stale;               /* bonds broke here since the contact candidates were built */
     int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
     size_t frag_label_cap;
     shard_fragment *frags;        /* the fragments this rank holds, by label */
@@ -69,6 +70,7 @@ struct shard_sim {
     shard_fragment_stats frag_stats;
     long frag_step;               /* step of the fragment analysis above, -1: none yet */
     double frag_seconds;          /* time spent in it */
+    long frag_runs;               /* how many times it ran */
     int ph_fracture;              /* timer phase "Fracture" */
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */

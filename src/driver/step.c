@@ -48,7 +48,8 @@ void shard_sim_rebuild(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
-    shard_neighbor_contacts(&s->p, s->contact_radius, s->self_contact, s->skin, &s->cells, &s->cand);
+    shard_neighbor_contacts(&s->p, s->contact_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
+    s->cand_stale = 0;
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
@@ -93,6 +94,15 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
     } else {
         shard_ghosts_forward(s->ghosts, p);
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+        if (s->cand_stale) {
+            /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
+             * or bond ghosts, so this rank's lists alone are rebuilt (no ghost changes; x_build stays, so the
+             * skin check only gets earlier). */
+            shard_neighbor_contacts(p, s->contact_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells,
+                                    &s->cand);
+            s->cand_stale = 0;
+            shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
+        }
     }
 }
 

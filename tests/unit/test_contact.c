@@ -310,7 +310,7 @@ static void test_pair_count_and_sum(void)
     double radius[2] = {CP[0].radius, CP[1].radius};
     shard_cells cells = {0};
     shard_csr cand = {0};
-    shard_neighbor_contacts(&p, radius, NULL, 0.02, &cells, &cand);
+    shard_neighbor_contacts(&p, radius, NULL, NULL, 0.02, &cells, &cand);
     /* with the skin, 2 (gap 0.01) is a candidate of 0 but does not touch */
     SHARD_ENSURE(cand.start[1] - cand.start[0] == 3);
     double f[12] = {0};

@@ -225,7 +225,7 @@ static int contacts_case(const char *what, size_t n_owned, size_t n_ghost, doubl
         for (int k = 0; k < 3; k++)
             p.x[3 * i + k] = w * rnd();
     }
-    shard_neighbor_contacts(&p, radius, NULL, skin, cells, cand);
+    shard_neighbor_contacts(&p, radius, NULL, NULL, skin, cells, cand);
 
     int missing = 0, extra = 0, same_body = 0, unsorted = 0;
     int64_t total = 0, brute = 0, ghost_partners = 0;
