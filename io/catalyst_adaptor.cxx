@@ -12,7 +12,9 @@
  * call: block "particles" is a vtkPolyData (points + one vertex cell each) whose point arrays wrap the particle
  * store without copying (vtkAOSDataArrayTemplate::SetArray with save = 1: VTK never frees or writes them), one
  * array per column the driver hands over (the output fields of shard/fields.h, by name, type and component
- * count).  The per-particle memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as
+ * count).  The driver's global arrays (statistics of the whole run, the same on every rank) are copied into the
+ * polydata's field data instead: they are small, and a copy outlives the driver's buffers.  The per-particle
+ * memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as
  * the vertex cells' connectivity and their offsets, and a constant "rank" array for callers that pass no rank
  * column.  A data assembly names the blocks so that "cloth" and "rigid" can be appended
  * later without breaking scripts that select by name.
@@ -37,6 +39,7 @@
 #include <vtkCompositeDataSet.h>
 #include <vtkDataAssembly.h>
 #include <vtkDoubleArray.h>
+#include <vtkFieldData.h>
 #include <vtkIdTypeArray.h>
 #include <vtkInformation.h>
 #include <vtkIntArray.h>
@@ -57,6 +60,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -126,6 +130,7 @@ struct shard_catalyst
     std::vector<std::string> names;
     std::vector<vtkSmartPointer<vtkDataArray>> arrays;
     vtkSmartPointer<vtkIntArray> rank_array;
+    std::vector<std::string> global_names; /* field-data arrays of the last execution (replaced at the next) */
     std::vector<vtkIdType> ramp;  /* 0, 1, 2, ...: vertex-cell offsets and connectivity (grow-only) */
     std::vector<int> rank_values; /* this rank, once per particle (grow-only) */
     PyObject *python;             /* the helpers' namespace (a dict, owned) */
@@ -344,6 +349,33 @@ static uint64_t shard_catalyst_present(shard_catalyst *h, const shard_insitu_fie
     return all;
 }
 
+/* The globals of this step into the field data of this rank's partition, copied (a few hundred values at most),
+ * in place of the last step's.  Field data that is not ours (Catalyst's TimeValue, say) stays. Local. */
+static void shard_catalyst_bind_globals(shard_catalyst *h, const shard_insitu_fields *f)
+{
+    vtkFieldData *fd = h->particles->GetFieldData();
+    for (const std::string &name : h->global_names)
+        fd->RemoveArray(name.c_str());
+    h->global_names.clear();
+    for (int k = 0; k < f->n_globals; k++) {
+        const shard_insitu_global *g = &f->globals[k];
+        if (!g->name || !g->name[0])
+            continue;
+        fd->RemoveArray(g->name); /* the last of two globals of one name wins */
+        vtkNew<vtkDoubleArray> a;
+        a->SetName(g->name);
+        a->SetNumberOfComponents(1);
+        a->SetNumberOfTuples(static_cast<vtkIdType>(g->n));
+        if (g->n > 0 && g->values)
+            std::memcpy(a->GetPointer(0), g->values, g->n * sizeof(double));
+        else if (g->n > 0)
+            a->Fill(std::numeric_limits<double>::quiet_NaN());
+        fd->AddArray(a);
+        h->global_names.push_back(g->name);
+    }
+    fd->Modified();
+}
+
 /* Re-points the dataset at this step's arrays.  Local; allocates only when n exceeds every earlier n. */
 static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f, uint64_t present)
 {
@@ -385,6 +417,7 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
         shard_catalyst_wrap<int>(h->rank_array, h->rank_values.data(), n);
         pd->AddArray(h->rank_array);
     }
+    shard_catalyst_bind_globals(h, f);
     h->particles->Modified();
     h->collection->Modified();
 }

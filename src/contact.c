@@ -63,22 +63,33 @@ static inline int shard_contact_force(const double n[3], double delta, const dou
     return 1;
 }
 
-/* Is candidate j of owned particle i held by an unbroken bond?  *b walks i's bond row [*b, end) in partner-id
- * order alongside the candidates, which come in the same order, so a row costs one pass over both. */
-static inline int shard_contact_bonded(const shard_particles *p, const shard_csr *bonds, size_t i, size_t j,
-                                       int64_t *b)
+/* Candidate j of owned particle i, of the same body, against i's reference bonds (rows in partner-id order, walked
+ * by *b alongside the candidates, which come in the same order: one pass over both per row): -1 when an
+ * unbroken bond still joins them (the solid holds them: no contact), otherwise the contact distance, rr or,
+ * for a pair that was bonded at rest closer than rr, its rest distance (surface-fitted sampling puts surface
+ * particles closer than two contact radii; the bond breaking then releases no spring compressed from the
+ * start).  Whether j is a bond ghost or a contact ghost does not matter: a reference partner is always a bond
+ * ghost, so both owners of a pair see the same. */
+static inline double shard_contact_reach(const shard_particles *p, const shard_csr *bonds, const uint8_t *broken,
+                                         size_t i, size_t j, int64_t *b, double rr)
 {
     if (!bonds || p->body[j] != p->body[i])
-        return 0;
+        return rr;
     int64_t g = p->gid[j], end = bonds->start[i + 1];
     while (*b < end && p->gid[bonds->idx[*b]] < g)
         (*b)++;
-    return *b < end && p->gid[bonds->idx[*b]] == g;
+    if (!(*b < end && p->gid[bonds->idx[*b]] == g))
+        return rr;
+    if (!broken[*b])
+        return -1.0;
+    double d0 = p->X[3 * j] - p->X[3 * i], d1 = p->X[3 * j + 1] - p->X[3 * i + 1], d2 = p->X[3 * j + 2] - p->X[3 * i + 2];
+    double r2 = d0 * d0 + d1 * d1 + d2 * d2;
+    return r2 < rr * rr ? sqrt(r2) : rr;
 }
 
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                           const shard_contact_params *cp, double dt, const shard_pairlist *hist_in,
-                           shard_pairlist *hist_out, double *f)
+                           const uint8_t *broken, const shard_contact_params *cp, double dt,
+                           const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
     shard_pairlist_reset(hist_out, p->n_owned);
@@ -90,11 +101,12 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
-            if (shard_contact_bonded(p, bonds, i, j, &bc))
-                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
+            double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
+            if (rr < 0.0)
+                continue;
             double d[3] = {p->x[3 * j] - xi_[0], p->x[3 * j + 1] - xi_[1], p->x[3 * j + 2] - xi_[2]};
-            double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], rr = ci->radius + cj->radius;
+            double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
             if (r2 >= rr * rr || r2 == 0.0)
                 continue;
             double dist = sqrt(r2);
@@ -165,7 +177,7 @@ static inline double shard_contact_spring_energy(double k, double delta, double 
 }
 
 void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                                const shard_contact_params *cp, const shard_pairlist *hist,
+                                const uint8_t *broken, const shard_contact_params *cp, const shard_pairlist *hist,
                                 void (*add)(void *acc, double value), void *acc)
 {
     for (size_t i = 0; i < p->n_owned; i++) {
@@ -174,12 +186,13 @@ void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand,
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
-            if (shard_contact_bonded(p, bonds, i, j, &bc))
-                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
+            double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
+            if (rr < 0.0)
+                continue;
             double d[3] = {p->x[3 * j] - p->x[3 * i], p->x[3 * j + 1] - p->x[3 * i + 1],
                            p->x[3 * j + 2] - p->x[3 * i + 2]};
-            double r2 = shard_contact_dot(d, d), rr = ci->radius + cj->radius;
+            double r2 = shard_contact_dot(d, d);
             if (r2 >= rr * rr || r2 == 0.0)
                 continue;
             double k = ci->k * cj->k / (ci->k + cj->k), kt = ci->kt * cj->kt / (ci->kt + cj->kt);

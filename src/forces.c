@@ -51,7 +51,8 @@ static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, con
                                        int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
-    return shard_contact_pairs(c->ph->p, c->ph->cand, c->ph->bonds, c->bodies, c->ph->dt_motion, c->memory_in,
+    return shard_contact_pairs(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->dt_motion,
+                               c->memory_in,
                                c->memory_out, f);
 }
 
@@ -69,7 +70,8 @@ static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(ac
 /* The springs' energy with the latest memory (memory_in: the driver points it there for the energy). */
 static void shard_forces_contact_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
-    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->ph->bonds, c->bodies, c->memory_in, shard_forces_add_energy,
+    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->memory_in,
+                               shard_forces_add_energy,
                                acc);
 }
 

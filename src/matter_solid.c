@@ -48,6 +48,7 @@ static double shard_matter_solid_bond_radius(const shard_scene *sc, int b)
 static void shard_matter_solid_prepare(const shard_matter_ctx *c)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_reference_moments(c->ph->p, c->ph->ref_bonds, c->bodies, &a);
     shard_solid_moments(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold);
 }
 

@@ -70,6 +70,12 @@ static void shard_solid_sym_to_full(const double s[6], double m[9])
 
 int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6])
 {
+    double lmin;
+    return shard_sym3_pinv_min(A, threshold, Ainv, &lmin);
+}
+
+int shard_sym3_pinv_min(const double A[6], double threshold, double Ainv[6], double *lmin)
+{
     /* Cyclic Jacobi: a fixed sweep order and a fixed stopping rule keep the result identical on every rank. */
     double a[9], V[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     shard_solid_sym_to_full(A, a);
@@ -106,6 +112,7 @@ int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6])
     }
     double ev[3] = {a[0], a[4], a[8]};
     double emax = fmax(fabs(ev[0]), fmax(fabs(ev[1]), fabs(ev[2])));
+    *lmin = fmin(ev[0], fmin(ev[1], ev[2]));
     double inv[3];
     int rank = 0;
     for (int k = 0; k < 3; k++) {
@@ -141,13 +148,15 @@ static inline size_t shard_solid_slot(const shard_solid_arrays *a, size_t j)
     return j < a->ghost_first ? j - a->first : a->n_owned + (j - a->ghost_first);
 }
 
-/* A^+ and sum_j w_ij x_ij of owned particle i; returns the rank of A. */
-static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                                   const shard_solid_arrays *a, double svd_threshold, size_t i)
+/* The moment matrix A of owned particle i over `bonds` into A (6), sum_j w_ij x_ij into s (3). */
+static void shard_solid_moment_sums(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                    size_t i, double A[6], double s[3])
 {
     const double *Xi = p->X + 3 * i;
     double inv_h2 = sp[p->body[i]].inv_h2;
-    double A[6] = {0, 0, 0, 0, 0, 0}, s[3] = {0, 0, 0};
+    for (int k = 0; k < 6; k++)
+        A[k] = 0.0;
+    s[0] = s[1] = s[2] = 0.0;
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         const double *Xj = p->X + 3 * (size_t)bonds->idx[b];
         double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
@@ -156,6 +165,26 @@ static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bo
         A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
         s[0] += w * d0, s[1] += w * d1, s[2] += w * d2;
     }
+}
+
+void shard_solid_reference_moments(const shard_particles *p, const shard_csr *ref_bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a)
+{
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        if (sp[p->body[i]].frac.criterion == SHARD_FRACTURE_NONE)
+            continue;
+        double A[6], s[3], Ainv[6];
+        shard_solid_moment_sums(p, ref_bonds, sp, i, A, s);
+        shard_sym3_pinv_min(A, 0.0, Ainv, &a->frac[3 * (i - a->first) + 2]);
+    }
+}
+
+/* A^+ and sum_j w_ij x_ij of owned particle i; returns the rank of A, its smallest eigenvalue in *lmin. */
+static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a, double svd_threshold, size_t i, double *lmin)
+{
+    double A[6], s[3];
+    shard_solid_moment_sums(p, bonds, sp, i, A, s);
     size_t k = i - a->first;
     memcpy(a->wx + 3 * k, s, sizeof s);
     const shard_fracture_params *fp = &sp[p->body[i]].frac;
@@ -168,17 +197,18 @@ static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bo
             for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++)
                 least = fmin(least, shard_fracture_stretch_of(fp, p->gid[i], p->gid[bonds->idx[b]]));
         }
-        a->frac[2 * k] = fp->criterion == SHARD_FRACTURE_STRETCH ? (1.0 + least) * (1.0 + least) : least;
-        a->frac[2 * k + 1] = 0.0;
+        a->frac[3 * k] = fp->criterion == SHARD_FRACTURE_STRETCH ? (1.0 + least) * (1.0 + least) : least;
+        a->frac[3 * k + 1] = 0.0;
     }
-    return shard_sym3_pinv(A, svd_threshold, a->Ainv + 6 * k);
+    return shard_sym3_pinv_min(A, svd_threshold, a->Ainv + 6 * k, lmin);
 }
 
 void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                          const shard_solid_arrays *a, double svd_threshold)
 {
+    double lmin;
     for (size_t i = a->first; i < a->first + a->n_owned; i++)
-        shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i);
+        shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, &lmin);
 }
 
 size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
@@ -188,8 +218,11 @@ size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds
     size_t nd = 0;
     for (size_t q = 0; q < n; q++) {
         size_t i = (size_t)list[q];
-        int rank = shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i);
-        if (rank < 3 && bonds->start[i + 1] > bonds->start[i]) {
+        double lmin;
+        int rank = shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, &lmin);
+        int thin = sp[p->body[i]].frac.criterion != SHARD_FRACTURE_NONE &&
+                   lmin < SHARD_FRACTURE_MIN_MOMENT * a->frac[3 * (i - a->first) + 2];
+        if ((rank < 3 || thin) && bonds->start[i + 1] > bonds->start[i]) {
             if (debris)
                 debris[nd] = (int32_t)i;
             nd++;
@@ -209,8 +242,8 @@ size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, u
             continue;
         const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
         const double *si = fp->criterion == SHARD_FRACTURE_RANKINE ? a->sigma + 7 * (i - a->first) : NULL;
-        double least = a->frac[2 * (i - a->first)];
-        if (fp->criterion == SHARD_FRACTURE_STRETCH && a->frac[2 * (i - a->first) + 1] == 0.0)
+        double least = a->frac[3 * (i - a->first)];
+        if (fp->criterion == SHARD_FRACTURE_STRETCH && a->frac[3 * (i - a->first) + 1] == 0.0)
             continue; /* pass 1 saw no bond of it stretched to the least threshold */
         int lost = 0;
         for (int64_t b = ref_bonds->start[i]; b < ref_bonds->start[i + 1]; b++) {
@@ -419,12 +452,12 @@ static inline void shard_solid_stress_one(const shard_particles *p, const shard_
         memset(Bi, 0, 9 * sizeof *Bi);
         if (s->frac.criterion == SHARD_FRACTURE_RANKINE)
             memset(a->sigma + 7 * k, 0, 7 * sizeof *a->sigma);
-        a->frac[2 * k + 1] = 0.0;
+        a->frac[3 * k + 1] = 0.0;
         return;
     }
     double J[9], Jd[9], P[9], S[6], PA[9];
     if (s->frac.criterion == SHARD_FRACTURE_STRETCH)
-        a->frac[2 * k + 1] = shard_solid_kinematics_check(p, bonds, s, Ainv, i, a->frac[2 * k], J, Jd);
+        a->frac[3 * k + 1] = shard_solid_kinematics_check(p, bonds, s, Ainv, i, a->frac[3 * k], J, Jd);
     else
         shard_solid_kinematics_for(p, bonds, s, Ainv, i, J, Jd);
     shard_solid_material(s, J, Jd, a->eps_p + 6 * k, dt, P, S);

@@ -43,10 +43,12 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
  * memory of hist_in (may be NULL: none) advanced by the motion of the last dt (0 at start-up) into hist_out
  * (rewritten: one row per owned particle); returns the number of active contacts.  Candidates of the
  * particle's own body (present only for bodies that touch themselves: crack faces, fragments) are skipped
- * when `bonds` (the unbroken bonds, rows by partner id; NULL: none) joins the two: the solid holds them. Local. */
+ * while an unbroken bond joins the two (bonds: the reference bonds, rows by partner id, with their flags in
+ * broken; NULL: none): the solid holds them; a pair whose bond broke touches at the smaller of r_i + r_j and
+ * its rest distance. Local. */
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                           const shard_contact_params *cp, double dt, const shard_pairlist *hist_in,
-                           shard_pairlist *hist_out, double *f);
+                           const uint8_t *broken, const shard_contact_params *cp, double dt,
+                           const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
 
 /* The same for obstacles at time t (memory keyed by obstacle index). Local. */
 size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
@@ -57,7 +59,7 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
  * tangential displacements xi of `hist` (the latest memory; NULL: none), handed to add(acc, value) per contact
  * side: each particle-particle contact is handed half by either owner, an obstacle contact whole. Local. */
 void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                                const shard_contact_params *cp, const shard_pairlist *hist,
+                                const uint8_t *broken, const shard_contact_params *cp, const shard_pairlist *hist,
                                 void (*add)(void *acc, double value), void *acc);
 void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
                                     const shard_obstacle_def *obs, double t, const shard_pairlist *hist,

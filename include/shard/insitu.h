@@ -12,8 +12,10 @@
  * What the scripts see (docs/insitu.md): one Catalyst channel named "input", a vtkPartitionedDataSetCollection
  * whose data assembly names its blocks.  Block "particles" (index 0) holds one vtkPolyData partition per rank:
  * the rank's owned particles as points with one vertex cell each, and one point array per column of
- * shard_insitu_fields under the names of the HDF5 output, plus "rank" (the owner).  Blocks "cloth" and "rigid" are reserved for
- * cloth triangles and rigid-body frames; scripts should select blocks by name, not by index.
+ * shard_insitu_fields under the names of the HDF5 output, plus "rank" (the owner), and in its field data one
+ * array per global of shard_insitu_fields (figures of the whole run, such as the fragment statistics, the same on
+ * every rank's partition).  Blocks "cloth" and "rigid" are reserved for cloth triangles and rigid-body frames;
+ * scripts should select blocks by name, not by index.
  *
  * Errors: a script that is missing, unreadable, not valid Python, or that raises while it runs ends the run
  * through the driver's global error path with SHARD_EXIT_INPUT and the message
@@ -37,16 +39,28 @@ typedef struct shard_comm shard_comm;
 
 typedef struct shard_insitu shard_insitu;
 
+/* One global array for the field data of block "particles": n values (n may be 0) that are the same on every
+ * rank, such as a histogram of the whole run or a single figure (n = 1).  Copied at each execution: the caller's
+ * memory may go right after shard_insitu_execute. */
+typedef struct shard_insitu_global {
+    const char *name;              /* unique among the globals; not a point array's name */
+    size_t n;
+    const double *values;          /* n values (may be NULL when n == 0) */
+} shard_insitu_global;
+
 /* One rank's owned particles for one output step: the point coordinates and the columns of the output fields
  * (shard/fields.h; the same list, in the same order, on every rank).  A column whose data is NULL on some rank
  * with particles is left out of the dataset on every rank.  Arrays are used in place, without a copy, for the
  * duration of shard_insitu_execute only.  A "global_id" column becomes the points' GlobalIds; when no "rank"
- * column is given the adaptor adds one. */
+ * column is given the adaptor adds one.  The globals (the same list and values on every rank) replace those of
+ * the previous execution in the field data of every rank's partition; none (n_globals = 0) leaves none there. */
 typedef struct shard_insitu_fields {
     size_t n;                      /* owned particles on this rank (may be 0) */
     const double *position;        /* 3n, current position, m: the point coordinates */
     int n_cols;                    /* at most 64 */
     const shard_column *cols;
+    int n_globals;                 /* global field-data arrays (may be 0) */
+    const shard_insitu_global *globals;
 } shard_insitu_fields;
 
 /* The most scripts one run takes (scene and command line together). */

@@ -63,6 +63,11 @@ typedef struct shard_solid_params {
 } shard_solid_params;
 
 #define SHARD_SOLID_BARRIER_J0 0.1
+/* A breaking particle whose moment matrix's smallest eigenvalue falls below this fraction of its intact value
+ * becomes debris (shard_solid_moments_list).  Its stiffness grows about as the inverse ratio, its frequency as
+ * the square root: at 0.2, 2.2 times, which the CFL factor 0.4 of the default run.dt_safety covers; a crack
+ * face (half a stencil) keeps 0.5, a crack front's edge 0.25. */
+#define SHARD_FRACTURE_MIN_MOMENT 0.2
 
 static inline double shard_solid_det(const double J[9])
 {
@@ -89,6 +94,8 @@ static inline double shard_solid_weight(double r2, double inv_h2)
 /* Moore-Penrose pseudo-inverse of a symmetric positive semi-definite 3x3 matrix (xx xy xz yy yz zz) by a
  * Jacobi eigen-decomposition; eigenvalues below threshold * (largest) are dropped.  Returns the rank kept. */
 int shard_sym3_pinv(const double A[6], double threshold, double Ainv[6]);
+/* The same, with A's smallest eigenvalue in *lmin. */
+int shard_sym3_pinv_min(const double A[6], double threshold, double Ainv[6], double *lmin);
 
 /* Material point update: from J and Jdot (row-major 3x3) and the plastic strain (updated in place) gives the
  * first Piola-Kirchhoff stress P (row-major) and the second one S (symmetric 6).  Local. */
@@ -104,7 +111,7 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
     X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                          \
     X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")                                        \
     X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                           \
-    X_(SHARD_SOLID_FRAC, double, 2, 0, "fracture_filter")
+    X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")
 enum {
     SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_SIGMA, SHARD_SOLID_FRAC,
     SHARD_SOLID_N_ROWS
@@ -120,8 +127,9 @@ typedef struct shard_solid_arrays {
     double *sigma;       /* 7 per slot: Cauchy stress of the last pass 1 (xx xy xz yy yz zz) and a bound of its
                           * largest eigenvalue (Gershgorin), kept only for the bodies whose bonds break by the
                           * Rankine rule (read at the bond ghosts too) */
-    double *frac;        /* 2 per slot (stretch rule): (1 + the least failure stretch of the particle's unbroken
-                          * bonds)^2, and 1 where the last pass 1 found a bond stretched that far */
+    double *frac;        /* 3 per slot (bodies that break): the least threshold of the particle's unbroken bonds
+                          * (stretch rule: (1 + s)^2), 1 where the last pass 1 found a bond stretched that far,
+                          * and the smallest eigenvalue of its moment matrix over all its reference bonds */
     size_t first, n_owned, ghost_first;
 } shard_solid_arrays;
 
@@ -134,11 +142,18 @@ void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const
                          const shard_solid_arrays *a, double svd_threshold);
 
 /* The same for the listed owned particles only (after some of their bonds broke); those whose bonds no longer
- * span 3D (rank of A < 3) but which still have bonds are listed in debris[] (may be NULL), and their number
- * returned. Local. */
+ * span 3D but which still have bonds are listed in debris[] (may be NULL), and their number returned.  "No
+ * longer 3D": A has rank < 3, or its smallest eigenvalue fell below SHARD_FRACTURE_MIN_MOMENT times the one
+ * over all its reference bonds (a stencil thinned out along one direction makes A^+ large there, and the
+ * particle's stiffness with it, beyond what the time step allows). Local. */
 size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                                 const shard_solid_arrays *a, double svd_threshold, const int32_t *list, size_t n,
                                 int32_t *debris);
+
+/* The smallest eigenvalue of each owned particle's moment matrix over all its reference bonds (ref_bonds, broken
+ * or not), for the bodies that break: the reference of the debris rule above. Local. */
+void shard_solid_reference_moments(const shard_particles *p, const shard_csr *ref_bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a);
 
 /* The breaking rule of each owned particle's body (fracture.h) on its unbroken reference bonds (ref_bonds with
  * their flags in broken, set here for the bonds that fail); the particles that lost a bond are listed in

@@ -209,6 +209,44 @@ static void *shard_sim_frag_column(const shard_fragment *f, size_t n, size_t off
     return col;
 }
 
+/* Bins 0..nb of the histogram of st: edges m0 2^k, 2^(k+1), masses, and the mass fraction in bins >= k. */
+static void shard_sim_fragment_histogram(const shard_fragment_stats *st, size_t nb, double *lo, double *hi,
+                                         double *mass, double *cum)
+{
+    double above = 0.0;
+    for (size_t k = nb; k-- > 0;) {
+        lo[k] = ldexp(st->m0, (int)k), hi[k] = ldexp(st->m0, (int)k + 1);
+        mass[k] = st->bin_mass[k];
+        above += st->bin_mass[k];
+        cum[k] = st->total_mass > 0.0 ? above / st->total_mass : 0.0;
+    }
+}
+
+int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g)
+{
+    if (!s->fracture)
+        return 0;
+    shard_sim_fragments(s);
+    const shard_fragment_stats *st = &s->frag_stats;
+    size_t nb = (size_t)st->n_bins;
+    shard_sim_fragment_histogram(st, nb, v->bin_min, v->bin_max, v->mass, v->cumulative);
+    for (size_t k = 0; k < nb; k++)
+        v->count[k] = (double)st->bin_count[k];
+    v->n_fragments = (double)st->n_fragments;
+    v->largest_fraction = st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0;
+    v->tau = st->tau, v->tau_error = st->tau_error, v->n_fit = (double)st->n_fit;
+    const shard_insitu_global list[SHARD_SIM_INSITU_FRAG_GLOBALS] = {
+        {"fragment_bin_min", nb, v->bin_min},   {"fragment_bin_max", nb, v->bin_max},
+        {"fragment_bin_count", nb, v->count},   {"fragment_bin_mass", nb, v->mass},
+        {"fragment_cumulative", nb, v->cumulative},
+        {"n_fragments", 1, &v->n_fragments},    {"largest_fraction", 1, &v->largest_fraction},
+        {"fragment_tau", 1, &v->tau},           {"fragment_tau_error", 1, &v->tau_error},
+        {"fragment_n_fit", 1, &v->n_fit},
+    };
+    memcpy(g, list, sizeof list);
+    return SHARD_SIM_INSITU_FRAG_GLOBALS;
+}
+
 int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables)
 {
     memset(ft, 0, sizeof *ft);
@@ -249,13 +287,9 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
     double *lo = shard_malloc((nb + 1) * sizeof *lo), *hi = shard_malloc((nb + 1) * sizeof *hi);
     double *mass = shard_malloc((nb + 1) * sizeof *mass), *cum = shard_malloc((nb + 1) * sizeof *cum);
     int64_t *count = shard_malloc((nb + 1) * sizeof *count);
-    double above = 0.0;
-    for (size_t k = nb; k-- > 0;) {
-        lo[k] = ldexp(st->m0, (int)k), hi[k] = ldexp(st->m0, (int)k + 1);
-        count[k] = st->bin_count[k], mass[k] = st->bin_mass[k];
-        above += st->bin_mass[k];
-        cum[k] = st->total_mass > 0.0 ? above / st->total_mass : 0.0;
-    }
+    shard_sim_fragment_histogram(st, nb, lo, hi, mass, cum);
+    for (size_t k = 0; k < nb; k++)
+        count[k] = st->bin_count[k];
     void *hb[5] = {lo, hi, count, mass, cum};
     static const char *const hn[5] = {"bin_min", "bin_max", "count", "mass", "cumulative"};
     for (int q = 0; q < 5; q++) {

@@ -100,12 +100,17 @@ int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max)
     return shard_sim_columns(s, want, cols, max);
 }
 
-/* Runs the Catalyst scripts due at this step with every output field. Collective. */
+/* Runs the Catalyst scripts due at this step with every output field (and the fragment statistics as field
+ * data when bodies can break). Collective. */
 static void shard_sim_insitu(shard_sim *s)
 {
     shard_column cols[SHARD_OUT_COUNT];
     int n = shard_sim_columns(s, SHARD_OUT_ALL, cols, SHARD_OUT_COUNT);
-    shard_insitu_fields f = {.n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols};
+    shard_sim_insitu_frag frag;
+    shard_insitu_global globals[SHARD_SIM_INSITU_FRAG_GLOBALS];
+    int n_globals = shard_sim_fragment_globals(s, &frag, globals);
+    shard_insitu_fields f = {.n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols,
+                             .n_globals = n_globals, .globals = globals};
     shard_error e;
     if (shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e))
         shard_fail_all(s->comm, e.code, e.msg);

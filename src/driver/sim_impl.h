@@ -160,6 +160,17 @@ typedef struct shard_sim_fragment_tables {
 int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables);
 int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err);
 void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft);
+/* The fragment statistics of this step as the Catalyst scripts' field-data arrays (docs/insitu.md): 5
+ * histogram arrays of n_bins values and 5 single figures, pointers into *v in g[0..SHARD_SIM_INSITU_FRAG_GLOBALS);
+ * returns their count, 0 without fracture.  The same values on every rank.  Collective (the analysis, once per
+ * step). */
+#define SHARD_SIM_INSITU_FRAG_GLOBALS 10
+typedef struct shard_sim_insitu_frag {
+    double bin_min[SHARD_FRAGMENT_BINS], bin_max[SHARD_FRAGMENT_BINS], count[SHARD_FRAGMENT_BINS];
+    double mass[SHARD_FRAGMENT_BINS], cumulative[SHARD_FRAGMENT_BINS];
+    double n_fragments, largest_fraction, tau, tau_error, n_fit;
+} shard_sim_insitu_frag;
+int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g);
 
 /* step.c */
 /* Row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot n_owned + q). */

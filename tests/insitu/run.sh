@@ -17,6 +17,12 @@
 #                key (extracts.py every 10 steps, into run.output_dir) and with --catalyst: the extracts are
 #                complete, the state hash is the one of a run without Catalyst, the timing table has its In-situ
 #                row, `shard --version` says "Catalyst: on", and a missing script stops shard with exit 3
+#   fragments    the real driver on a breaking scene: `shard run` of tests/mpi/scenes/fracture_impact.yaml (with
+#                output every 100 steps) at 2 ranks for 300 steps with fragments.py and tests/insitu/
+#                fragments_check.py every 100 steps: four non-blank PNGs, fragments_live.csv equal to the same
+#                columns of Shard's own fragments.csv, the field data checked on both ranks, the state hash of a run
+#                without Catalyst; without matplotlib (hidden from the script) one warning and only the CSV; on a
+#                scene that cannot break one warning and no files
 # usage: run.sh CASE DRIVER REPO WORKDIR [SHARD]   (exit 77: skipped, a tool is missing)
 set -uo pipefail
 case=$1 driver=$2 repo=$3 work=$4 shard=${5:-}
@@ -142,6 +148,50 @@ shard_run)
   "$pvpython" "$here/check_extracts.py" cli "$particles" 2 0 20 || fail "extracts of --catalyst"
   mpi_run 120 2 "$shard" run plain.yaml --steps 5 --catalyst no_such.py >missing.log 2>&1
   expect_once "missing script" $? 3 "$(cat missing.log)" "shard: error: catalyst script 'no_such.py': cannot read it"
+  ;;
+fragments)
+  need_cmd "$pvpython"
+  [ -x "$shard" ] || fail "no shard executable given"
+  "$pvpython" -c 'import matplotlib' 2>/dev/null ||
+    skip "ParaView's Python has no matplotlib (apt-get install python3-matplotlib; scripts/setup.sh with SHARD_TEST_DEPS=1)"
+  "$shard" --version | grep -q "HDF5: not built in" && skip "this shard was built without parallel HDF5 (output)"
+  { cat "$repo/tests/mpi/scenes/fracture_impact.yaml"; printf 'output: {every: 100, fields: [fragment]}\n'; } >scene.yaml
+  mpi_run 300 2 "$shard" run scene.yaml --steps 300 --quiet --out plain >plain.log 2>&1 ||
+    { cat plain.log; fail "run without Catalyst failed"; }
+  env -u SHARD_CATALYST_OUT timeout 300 mpiexec -n 2 "$shard" run scene.yaml --steps 300 --quiet --out out \
+    --catalyst "$scripts/fragments.py" --catalyst "$here/fragments_check.py" --catalyst-every 100 >run.log 2>&1 ||
+    { cat run.log; fail "run with fragments.py failed"; }
+  [ -n "$(hash_of plain.log)" ] && [ "$(hash_of plain.log)" = "$(hash_of run.log)" ] ||
+    fail "state hash $(hash_of run.log) with Catalyst, $(hash_of plain.log) without"
+  cmp -s plain/fragments.csv out/fragments.csv || fail "fragments.csv differs with Catalyst: $(diff plain/fragments.csv out/fragments.csv)"
+  for s in 000000 000100 000200 000300; do png_ok "out/fragments_$s.png" || fail "out/fragments_$s.png missing or not a PNG"; done
+  [ "$(ls out/fragments_*.png | wc -l)" = 4 ] || fail "expected 4 images, got: $(ls out)"
+  "$PYTHON" "$here/check_png.py" 50 out/fragments_*.png || fail "blank image"
+  [ "$(sed 1d out/fragments_live.csv | wc -l)" = 4 ] || fail "fragments_live.csv: $(cat out/fragments_live.csv)"
+  # The script's columns step,time,n_fragments,largest_fraction,tau and Shard's, header included, to the digit.
+  cut -d, -f1-4,6 out/fragments.csv >shard_columns.csv
+  cmp -s shard_columns.csv out/fragments_live.csv ||
+    fail "fragments_live.csv is not fragments.csv's columns: $(diff shard_columns.csv out/fragments_live.csv)"
+  want=$(sed 1d out/fragments.csv | cut -d, -f1,3 | tr , ' ')
+  for r in 0 1; do
+    [ "$(cut -d' ' -f1,2 "out/fragments_check_$r.txt" 2>/dev/null)" = "$want" ] ||
+      fail "field data on rank $r: $(cat "out/fragments_check_$r.txt" 2>/dev/null) (want steps and counts $want)"
+  done
+  # Without matplotlib: a wrapper makes `import matplotlib` raise ImportError, then runs the script itself.
+  printf '# script-version: 2\nimport os, sys\nsys.modules["matplotlib"] = None\npath = os.environ["FRAGMENTS_PY"]\nexec(compile(open(path).read(), path, "exec"))\n' >no_matplotlib.py
+  FRAGMENTS_PY=$scripts/fragments.py SHARD_CATALYST_OUT=nompl mpi_run 300 2 "$shard" run scene.yaml --steps 100 \
+    --quiet --out nompl_out --catalyst no_matplotlib.py --catalyst-every 50 >nompl.log 2>&1
+  expect_once "without matplotlib" $? 0 "$(cat nompl.log)" "fragments.py: warning: matplotlib cannot be imported" ||
+    fail "no single warning without matplotlib"
+  [ "$(sed 1d nompl/fragments_live.csv | wc -l)" = 3 ] || fail "without matplotlib: $(cat nompl/fragments_live.csv)"
+  [ -z "$(ls nompl/*.png 2>/dev/null)" ] || fail "images without matplotlib: $(ls nompl)"
+  # A scene that cannot break: no statistics, one warning, nothing written.
+  sed "s|output_dir: .*||" "$repo/tests/mpi/scenes/collide_obstacles.yaml" >solid.yaml
+  SHARD_CATALYST_OUT=solid mpi_run 300 2 "$shard" run solid.yaml --steps 10 --quiet --catalyst "$scripts/fragments.py" \
+    --catalyst-every 5 >solid.log 2>&1
+  expect_once "no fracture" $? 0 "$(cat solid.log)" "fragments.py: warning: no fragment statistics in the data" ||
+    fail "no single warning without fracture"
+  [ ! -e solid ] || fail "files without fracture: $(ls solid)"
   ;;
 *)
   fail "unknown case"
