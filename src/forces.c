@@ -155,8 +155,9 @@ static const shard_force_term shard_forces_mass_damping = {
     .add = shard_forces_mass_damping_add,
 };
 
+extern const shard_force_term shard_forces_traction; /* src/traction.c */
 static const shard_force_term *const shard_forces_table[] = {&shard_forces_contact, &shard_forces_obstacles,
-                                                             &shard_forces_mass_damping};
+                                                             &shard_forces_mass_damping, &shard_forces_traction};
 
 const shard_force_term *const *shard_force_table(int *n)
 {

@@ -6,14 +6,29 @@
 #include <math.h>
 #include <stdlib.h>
 
-double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double horizon)
+double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double spacing, double horizon)
 {
-    double K = E / (3.0 * (1.0 - 2.0 * nu));
-    return sqrt(5.0 * G_c / (9.0 * K * horizon));
+    double K = E / (3.0 * (1.0 - 2.0 * nu)), hs = horizon / spacing, h2 = hs * hs;
+    int r = (int)ceil(hs);
+    /* integer loops over the lattice offsets: the same sums on every rank */
+    double s1 = 0.0, s2 = 0.0;
+    for (int a = -r; a <= r; a++)
+        for (int b = -r; b <= r; b++)
+            for (int c = -r; c <= r; c++) {
+                double d2 = (double)a * a + (double)b * b + (double)c * c, q = 1.0 - d2 / h2;
+                if (d2 == 0.0 || q <= 0.0)
+                    continue;
+                double wn = q * q * q * sqrt(d2);
+                s1 += wn;
+                /* a particle k layers above the plane (k >= 0) reaches below it when c <= -(k + 1) */
+                for (int k = 0; k < -c; k++)
+                    s2 += wn;
+            }
+    return sqrt(G_c * s1 / (9.0 * K * spacing * s2));
 }
 
 void shard_fracture_params_init(shard_fracture_params *fp, const shard_fracture_def *d, double E, double nu,
-                                double horizon)
+                                double spacing, double horizon)
 {
     *fp = (shard_fracture_params){.criterion = SHARD_FRACTURE_NONE, .weibull_norm = 1.0};
     switch (d->criterion) {
@@ -23,7 +38,7 @@ void shard_fracture_params_init(shard_fracture_params *fp, const shard_fracture_
         break;
     case SHARD_FRACTURE_ENERGY:
         fp->criterion = SHARD_FRACTURE_STRETCH;
-        fp->threshold = shard_fracture_stretch_from_energy(d->value, E, nu, horizon);
+        fp->threshold = shard_fracture_stretch_from_energy(d->value, E, nu, spacing, horizon);
         break;
     case SHARD_FRACTURE_RANKINE:
         fp->criterion = SHARD_FRACTURE_RANKINE;

@@ -23,7 +23,7 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     shard_solid_params *sp = state;
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
     sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
-    shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->support * bd->spacing);
+    shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
     return 0;
 }
 
@@ -134,7 +134,7 @@ static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf,
     int used = snprintf(buf, len, "support %g (h = %g m)", bd->support, bd->support * bd->spacing);
     shard_fracture_params fp;
     const shard_material *m = &sc->materials[bd->material];
-    shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->support * bd->spacing);
+    shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
     if (fp.criterion != SHARD_FRACTURE_NONE && used > 0 && (size_t)used < len)
         snprintf(buf + used, len - (size_t)used, ", breaks at %s %g%s%s", fp.criterion == SHARD_FRACTURE_RANKINE ?
                  "a bond-normal stress of" : "a stretch of", fp.threshold, fp.criterion == SHARD_FRACTURE_RANKINE ?

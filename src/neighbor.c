@@ -175,7 +175,10 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
                                 continue;
                             double d0 = Xb[3 * j] - Xb[3 * i], d1 = Xb[3 * j + 1] - Xb[3 * i + 1],
                                    d2 = Xb[3 * j + 2] - Xb[3 * i + 2];
-                            if (d0 * d0 + d1 * d1 + d2 * d2 < h2) {
+                            /* the shell at exactly h (an integer support on the lattice) is left out whatever
+                             * the rounding of the positions: its weight is 0, and a tie decided by the last bit
+                             * would bond some of its pairs and not others */
+                            if (d0 * d0 + d1 * d1 + d2 * d2 < h2 * (1.0 - 1e-12)) {
                                 if (nb >= bonds->cap)
                                     shard_reserve((void **)&bonds->idx, &bonds->cap, nb + 1, sizeof *bonds->idx);
                                 bonds->idx[nb++] = (int32_t)(s0 + j);

@@ -1033,24 +1033,52 @@ static const shard_scene_field notch_rows[] = {
 };
 static const shard_scene_section notch_section = SECTION(notch_rows, 0, shard_scene_check_notch);
 
-static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+/* A sequence of mappings, each read with `section` into a new element (elem bytes, its shard_src_loc at
+ * loc_offset) of *items, *count of them (an empty or null value: none). */
+static int shard_scene_parse_list(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *what,
+                                  const shard_scene_section *section, size_t elem, size_t loc_offset, void **items,
+                                  int *count)
 {
-    shard_body_def *b = target;
     if (shard_scene_is_null(n))
         return 0;
-    int rc = shard_scene_check_region_list(c, n, path, "{min, max} boxes");
+    int rc = shard_scene_check_region_list(c, n, path, what);
     if (rc)
         return rc;
-    b->notches = shard_calloc(n->n + 1, sizeof *b->notches);
+    char *base = shard_calloc(n->n + 1, elem);
+    *items = base;
     for (size_t k = 0; k < n->n; k++) {
-        shard_notch *nt = &b->notches[b->n_notches++];
+        char *item = base + elem * (size_t)(*count)++;
         char sub[KEY_MAX];
         shard_scene_index_path(sub, path, k);
-        shard_scene_make_loc(&nt->loc, n->kids[k], sub);
-        if ((rc = shard_scene_parse_section(c, n->kids[k], sub, &notch_section, nt)))
+        shard_scene_make_loc((shard_src_loc *)(item + loc_offset), n->kids[k], sub);
+        if ((rc = shard_scene_parse_section(c, n->kids[k], sub, section, item)))
             return rc;
     }
     return 0;
+}
+
+static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_body_def *b = target;
+    return shard_scene_parse_list(c, n, path, "{min, max} boxes", &notch_section, sizeof(shard_notch),
+                                  offsetof(shard_notch, loc), (void **)&b->notches, &b->n_notches);
+}
+
+static const shard_scene_field traction_rows[] = {
+    {.key = "region", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_traction, region),
+     .parse = shard_scene_parse_region},
+    {.key = "stress", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_traction, stress)},
+    {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_traction, start), .r = GE(0)},
+    {.key = "end", .kind = FK_NUMBER, .offset = offsetof(shard_traction, end), .r = GE(0)},
+};
+static const shard_scene_section traction_section = SECTION(traction_rows, 0, NULL);
+
+static int shard_scene_parse_tractions(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_body_def *b = target;
+    return shard_scene_parse_list(c, n, path, "{region, stress} mappings", &traction_section,
+                                  sizeof(shard_traction), offsetof(shard_traction, loc), (void **)&b->tractions,
+                                  &b->n_tractions);
 }
 
 /* fixed before prescribed: rows are read in table order, which fixes the order of constraints[]. */
@@ -1071,6 +1099,7 @@ static const shard_scene_field body_rows[] = {
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
     {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
+    {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
 };
 static const shard_scene_section body_section = SECTION(body_rows, 0, NULL);
 
@@ -1464,6 +1493,7 @@ void shard_scene_free(shard_scene *scene)
     for (int i = 0; i < scene->n_bodies; i++) {
         free(scene->bodies[i].constraints);
         free(scene->bodies[i].notches);
+        free(scene->bodies[i].tractions);
     }
     free(scene->bodies);
     free(scene->obstacles);

@@ -10,14 +10,22 @@
  *   critical_stretch s_c      bond ij fails when its stretch s = |x_j - x_i| / |X_j - X_i| - 1 reaches s_c
  *                             (the criterion of the prototype microelastic brittle material, Silling & Askari
  *                             2005, and of Peridigm's and LAMMPS's critical-stretch damage);
- *   energy_release_rate G_c   the same with s_c = sqrt(5 G_c / (9 K h)), K = E / (3 (1 - 2 nu)) the bulk
- *                             modulus, h the support radius (horizon): Silling & Askari 2005 (Comput. Struct.
- *                             83, 1526), the work to break every bond across a unit area of a plane crack in
- *                             their PMB model.  Its
- *                             assumptions: a bond-based material (nu = 1/4 in 3D) with a constant micromodulus
- *                             and a continuum of bonds; here it sets the threshold of the correspondence
- *                             model's bonds, so the fracture energy it gives is approximate (the Griffith job
- *                             in jobs/validation measures it);
+ *   energy_release_rate G_c   the same with the s_c at which breaking every bond across a unit area of a plane
+ *                             takes G_c: the energy balance of Silling & Askari 2005 (Comput. Struct. 83, 1526,
+ *                             eq. for s_0), for a bond-based material whose micromodulus has the shape of this
+ *                             model's weight, c(x) = c_0 w(x) (an influence function, Seleson & Parks 2011,
+ *                             Int. J. Multiscale Comput. Eng. 9, 689), with c_0 matched to the bulk modulus
+ *                             K = E / (3 (1 - 2 nu)), both sums taken over the model's own lattice stencil
+ *                             (spacing s, support h) and the plane between two lattice layers:
+ *                               s_c = sqrt(G_c S_1 / (9 K s S_2)),  S_1 = sum_j w_j |n_j|,
+ *                               S_2 = sum over the particles of a column above the plane and their partners
+ *                                     below it of w |n|          (n: lattice offsets, |n| in spacings).
+ *                             For a constant micromodulus in the continuum this is their s_c = sqrt(5 G_c /
+ *                             (9 K h)); the model's weight (1 - r^2/h^2)^3 makes it 1.2016 times that in the
+ *                             continuum and 1.249 times at h = 2.2 s.  Its assumptions: a bond-based energy
+ *                             (nu = 1/4 in 3D), bonds of one material, a plane crack; the solid is a
+ *                             correspondence model, whose fracture energy the Griffith job in jobs/validation
+ *                             measures against it;
  *   tensile_strength sigma_t  bond ij fails when the normal stress across it reaches sigma_t:
  *                             n . ((sigma_i + sigma_j) / 2) . n >= sigma_t, n = (x_j - x_i) / |x_j - x_i| the
  *                             bond's current direction and sigma the Cauchy stress of its two particles
@@ -56,12 +64,13 @@ typedef struct shard_fracture_params {
     uint64_t seed;
 } shard_fracture_params;
 
-/* s_c = sqrt(5 G_c / (9 K h)) with K = E / (3 (1 - 2 nu)) (Silling & Askari 2005). Local. */
-double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double horizon);
+/* s_c for G_c on the lattice of spacing s with support radius h (above). Local. */
+double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double spacing, double horizon);
 
-/* The rule of a material's `fracture` section for a body of support radius `horizon`. Local. */
+/* The rule of a material's `fracture` section for a body of lattice spacing s and support radius `horizon`.
+ * Local. */
 void shard_fracture_params_init(shard_fracture_params *fp, const shard_fracture_def *d, double E, double nu,
-                                double horizon);
+                                double spacing, double horizon);
 
 /* w_ij (above) for the bond between global ids a and b (symmetric in a, b); 1 without scatter. Local. */
 double shard_fracture_scatter(const shard_fracture_params *fp, int64_t a, int64_t b);

@@ -1,7 +1,8 @@
 /* Neighbour search: cell lists, reference bonds of meshless bodies, and contact candidate lists.
  *
  * Bonds are built once from rest positions: particle j is a partner of i when both belong to the same body and
- * |X_j - X_i| < h (the body's support radius, support x spacing).  The rule is symmetric, which the gather-only
+ * |X_j - X_i| < h (the body's support radius, support x spacing; pairs within a relative 1e-12 of h, where the
+ * weight is 0, are left out, so that an integer support does not bond a lattice shell by rounding).  The rule is symmetric, which the gather-only
  * force assembly relies on (solid.h); rows are sorted by partner global id.  Contact candidates are rebuilt
  * with a Verlet skin: j (any local particle of another body) is a candidate of owned i when
  * |x_j - x_i| < r_i + r_j + skin; rows are sorted by partner global id so that force sums do not depend on the

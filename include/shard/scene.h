@@ -64,6 +64,16 @@ typedef struct shard_notch {
     shard_src_loc loc;       /* key "bodies[i].notches[k]" */
 } shard_notch;
 
+/* A surface load of a body: the particles whose rest position lies in the region each carry the force
+ * stress x spacing^2 (N) from time start on, until time end (end <= start: for ever).  For a region one lattice
+ * layer thick along a face, that is the traction `stress` (Pa) on the face. */
+typedef struct shard_traction {
+    shard_shape region;
+    double stress[3];        /* Pa */
+    double start, end;       /* s */
+    shard_src_loc loc;       /* key "bodies[i].tractions[k]" */
+} shard_traction;
+
 #define SHARD_KIND_MAX 32
 
 /* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface
@@ -86,7 +96,9 @@ typedef struct shard_body_def {
     int n_constraints;
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
     int n_notches;
-    shard_notch *notches;    /* pre-cracks and notches: no bond crosses one, no particle lies inside one */
+    shard_notch *notches;
+    int n_tractions;
+    shard_traction *tractions;/* surface loads, in file order */    /* pre-cracks and notches: no bond crosses one, no particle lies inside one */
     shard_src_loc loc;       /* key "bodies[i]" */
 } shard_body_def;
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Fragmentation statistics: a brittle sphere (R = 50 mm; glass-like, E = 72 GPa, nu = 0.22, rho = 2440 kg/m^3,
+# tensile strength 50 MPa with a Weibull scatter of modulus 8) hits a rigid plane at V (default 60 m/s) and
+# shatters; the report's fragment line and fragments.csv give the number of fragments, the largest one's share
+# of the mass and the exponent tau of n(m) ~ m^-tau (maximum likelihood over the fragments of at least FIT_MIN
+# particles, the largest left out).  The 3D brittle-fragmentation literature finds tau = 1.6-1.7 for bulk
+# fragmentation (e.g. Timar, Kun, Carmona & Herrmann 2010, PRE 81 0161xx; Kun & Herrmann 1996): the job prints
+# what it finds at each resolution, and when the distribution has too few fragments to fit, says so.
+#
+#   jobs/validation/fragmentation.sh                       # R/spacing = 10 and 15, 2 ranks
+#   DIVS="8 12" V=150 jobs/validation/fragmentation.sh
+#
+# Variables: DIVS (R / spacing, "10 15"), V (m/s, 100), FIT_MIN (3), RANKS (2), T_END (s, 4e-4),
+# OUT (/tmp/shard-validation/fragmentation), SHARD.  Writes the scenes and runs under OUT and a table on stdout
+# and in jobs/validation/results/fragmentation.txt.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=jobs/lib.sh
+. "$here/../lib.sh"
+DIVS=${DIVS:-"10 15"}
+V=${V:-60}
+FIT_MIN=${FIT_MIN:-3}
+RANKS=${RANKS:-2}
+T_END=${T_END:-4e-4}
+OUT=${OUT:-/tmp/shard-validation/fragmentation}
+job_need_int RANKS FIT_MIN
+job_need_num V T_END
+job_need_mpirun
+job_find_shard
+job_out_dir
+mkdir -p "$here/results"
+res=$here/results/fragmentation.txt
+{
+  echo "Fragmentation of a brittle sphere (R = 0.05 m) hitting a plane at $V m/s, $T_END s after contact; tau fitted over fragments of >= $FIT_MIN particles"
+  printf '%-8s %10s %8s %12s %12s %10s %10s %8s %10s\n' "R/s" particles steps broken fragments largest tau tau_err n_fit
+} | tee "$res"
+for d in $DIVS; do
+  job_is_int "$d" || job_die "DIVS must hold positive integers, got '$d'"
+  s=$(awk -v d="$d" 'BEGIN { printf "%.10g", 0.05 / d }')
+  scene=$OUT/sphere_$d.yaml
+  cat > "$scene" <<EOF
+# A brittle sphere shattering on a plane (written by jobs/validation/fragmentation.sh)
+run:
+  end_time: $T_END
+  gravity: [0, 0, 0]
+materials:
+  glass:
+    density: 2440
+    E: 72e9
+    nu: 0.22
+    fracture: {tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}
+bodies:
+  - name: sphere
+    material: glass
+    shape: {sphere: {center: [0, 0, $(awk -v s="$s" 'BEGIN { printf "%.10g", 0.05 + 0.3 * s }')], radius: 0.05}}
+    spacing: $s
+    sampling: surface
+    velocity: [0, 0, -$V]
+obstacles:
+  - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
+fragments: {fit_min: $FIT_MIN}
+output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}
+EOF
+  rm -rf "$OUT/run_$d"
+  job_mpirun "$RANKS" "$OUT/run_$d" "$SHARD" run "$scene" --out "$OUT/run_$d" --quiet
+  log=$OUT/run_$d.log
+  line=$(grep '^Fracture:' "$log")
+  n=$(job_shard_particles "$log")
+  steps=$(sed -n 's/^Loop time of .* for \([0-9]*\) steps.*/\1/p' "$log")
+  broken=$(printf '%s\n' "$line" | sed -n 's/^Fracture: \([0-9]*\) of.*/\1/p')
+  frags=$(printf '%s\n' "$line" | sed -n 's/.*; \([0-9]*\) fragment(s).*/\1/p')
+  largest=$(printf '%s\n' "$line" | sed -n 's/.*the largest \([0-9.e+-]*\) of the mass.*/\1/p')
+  tau=$(printf '%s\n' "$line" | sed -n 's/.*tau \([0-9.e+-]*\) +- \([0-9.e+-]*\) (\([0-9]*\) fragments.*/\1 \2 \3/p')
+  read -r t te nf <<< "${tau:-nan nan 0}"
+  printf '%-8s %10s %8s %12s %12s %10s %10s %8s %10s\n' "$d" "$n" "$steps" "$broken" "$frags" "$largest" "$t" "$te" "$nf" | tee -a "$res"
+done
+echo "Runs: $OUT/run_*; the history of each in its fragments.csv (plots: jobs/fragments/plot.py DIR)"
