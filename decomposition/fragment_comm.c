@@ -163,7 +163,8 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
         }
         key[nk++] = (shard_fragment_key){label[i], (int32_t)i};
     }
-    qsort(key, nk, sizeof *key, shard_fragment_key_cmp);
+    if (nk > 1)
+        qsort(key, nk, sizeof *key, shard_fragment_key_cmp);
     shard_fragment *out = NULL;
     size_t n_out = 0, cap_out = 0;
     int64_t *send = NULL;
@@ -220,7 +221,8 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
     int64_t *order = shard_malloc((2 * np + 1) * sizeof *order);
     for (size_t q = 0; q < np; q++)
         order[2 * q] = recv[q * FR_WORDS], order[2 * q + 1] = (int64_t)q;
-    qsort(order, np, 2 * sizeof *order, shard_fragment_label_cmp);
+    if (np > 1)
+        qsort(order, np, 2 * sizeof *order, shard_fragment_label_cmp);
     shard_fragment_part *other = shard_malloc(sizeof *other);
     for (size_t a = 0; a < np;) {
         shard_fragment_unpack(recv + (size_t)order[2 * a + 1] * FR_WORDS, part);
@@ -235,7 +237,8 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
         a = b;
     }
     free(order), free(recv), free(part), free(other);
-    qsort(out, n_out, sizeof *out, shard_fragment_cmp);
+    if (n_out > 1) /* (out is NULL when this rank holds none) */
+        qsort(out, n_out, sizeof *out, shard_fragment_cmp);
     *frags = out;
     *n_frags = n_out;
 
