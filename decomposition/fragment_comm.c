@@ -202,17 +202,18 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
         a = b;
     }
     free(key);
-    /* Parts in home-rank order for the exchange. */
+    /* Parts in home-rank order for the exchange (a counting sort: one pass to count, one to place). */
     int64_t *buf = shard_malloc((n_send * FR_WORDS + 1) * sizeof *buf);
-    size_t at = 0;
+    size_t *place = shard_calloc((size_t)size + 1, sizeof *place);
+    for (size_t q = 0; q < n_away; q++)
+        count[away[q].home] += FR_WORDS;
     for (int r = 0; r < size; r++)
-        for (size_t q = 0; q < n_away; q++)
-            if (away[q].home == r) {
-                memcpy(buf + at, send + away[q].at * FR_WORDS, FR_WORDS * sizeof *buf);
-                at += FR_WORDS;
-                count[r] += FR_WORDS;
-            }
-    free(send), free(away);
+        place[r + 1] = place[r] + count[r];
+    for (size_t q = 0; q < n_away; q++) {
+        memcpy(buf + place[away[q].home], send + away[q].at * FR_WORDS, FR_WORDS * sizeof *buf);
+        place[away[q].home] += FR_WORDS;
+    }
+    free(send), free(away), free(place);
     size_t n_recv = 0;
     int64_t *recv = shard_comm_exchange_i64(c, buf, count, &n_recv);
     free(buf), free(count);

@@ -114,11 +114,10 @@ static int shard_matter_solid_break_row(const shard_scene *sc)
     return -1;
 }
 
-static size_t shard_matter_solid_break(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed,
-                                       int64_t *n_broken)
+static size_t shard_matter_solid_break(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
-    return shard_solid_break(c->ph->p, c->ph->ref_bonds, broken, c->bodies, &a, changed, n_broken);
+    return shard_solid_break(c->ph->p, c->ph->ref_bonds, broken, c->bodies, &a, changed);
 }
 
 static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris)

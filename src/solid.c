@@ -232,8 +232,7 @@ size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds
 }
 
 size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, uint8_t *broken,
-                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed,
-                         int64_t *n_broken)
+                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed)
 {
     size_t nc = 0;
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
@@ -260,7 +259,6 @@ size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, u
             if (shard_fracture_bond_fails(fp, X, x, si, sj, p->gid[i], p->gid[j], least)) {
                 broken[b] = 1;
                 lost = 1;
-                (*n_broken)++;
             }
         }
         if (lost)

@@ -127,14 +127,14 @@ typedef struct shard_matter {
      *               rank); the driver forwards it before break_bonds
      *   break_bonds marks in `broken` (per entry of ph->ref_bonds) the unbroken bonds of its owned particles
      *               that fail at the current state, lists in changed[] the owned particles that lost a bond
-     *               (each once) and returns their number; adds the bonds it broke to *n_broken
+     *               (each once) and returns their number (the count of broken bonds is derived from the flags)
      *   rebond      after the listed owned particles lost bonds (ph->bonds already without them): recomputes
      *               what depends on their bonds; lists in debris[] those whose remaining bonds no longer make
      *               a 3D stencil but which still have some, and returns their number (the driver then breaks
      *               all their bonds, on both sides, and calls rebond again for everyone that lost one) */
     int (*breakable)(const shard_scene *sc, int body);
     int (*break_row)(const shard_scene *sc);
-    size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed, int64_t *n_broken);
+    size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed);
     size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris);
 } shard_matter;
 

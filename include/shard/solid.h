@@ -157,11 +157,10 @@ void shard_solid_reference_moments(const shard_particles *p, const shard_csr *re
 
 /* The breaking rule of each owned particle's body (fracture.h) on its unbroken reference bonds (ref_bonds with
  * their flags in broken, set here for the bonds that fail); the particles that lost a bond are listed in
- * changed[] (each once) and their number returned; the bonds broken are added to *n_broken.  Needs current x
+ * changed[] (each once) and their number returned.  Needs current x
  * of the partners, and sigma of the owned and ghost slots for the Rankine rule. Local. */
 size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, uint8_t *broken,
-                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed,
-                         int64_t *n_broken);
+                         const shard_solid_params *sp, const shard_solid_arrays *a, int32_t *changed);
 
 /* Pass 1 over list[0..n) (owned particles of the block): gradients, strain, plasticity (advances eps_p by dt),
  * B.  Needs current x, v of the particles and their bond partners.  Each particle's result does not depend on

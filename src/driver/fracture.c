@@ -94,7 +94,6 @@ void shard_sim_fracture(shard_sim *s)
     shard_reserve((void **)&s->frac_changed, &s->frac_cap, p->n_owned + 1, sizeof *s->frac_changed);
     size_t cap = s->frac_cap;
     s->frac_debris = shard_realloc(s->frac_debris, cap * sizeof *s->frac_debris);
-    int64_t broken = 0;
     size_t nc = 0;
     for (int m = 0; m < s->n_modules; m++) {
         shard_sim_module *md = &s->mod[m];
@@ -106,7 +105,7 @@ void shard_sim_fracture(shard_sim *s)
             shard_halo_forward(md->halo, 1, &f);
         }
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac_changed + nc, &broken);
+        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac_changed + nc);
     }
     /* Rounds: the particles that lost bonds recompute their moments; those left without a 3D stencil break
      * every bond they still have, their partners (told by a flag through the halo) break theirs, and the
@@ -130,8 +129,7 @@ void shard_sim_fracture(shard_sim *s)
             size_t d = (size_t)s->frac_debris[q];
             s->frac_flag[d] = 1.0;
             for (int64_t b = s->bonds.start[d]; b < s->bonds.start[d + 1]; b++)
-                if (!s->bond_broken[b])
-                    s->bond_broken[b] = 1, broken++;
+                s->bond_broken[b] = 1;
             s->frac_changed[nc++] = (int32_t)d;
         }
         for (int m = 0; m < s->n_modules; m++)
@@ -143,12 +141,11 @@ void shard_sim_fracture(shard_sim *s)
             int lost = 0;
             for (int64_t b = s->bonds.start[i]; b < s->bonds.start[i + 1]; b++)
                 if (!s->bond_broken[b] && s->frac_flag[s->bonds.idx[b]] != 0.0)
-                    s->bond_broken[b] = 1, broken++, lost = 1;
+                    s->bond_broken[b] = 1, lost = 1;
             if (lost)
                 s->frac_changed[nc++] = (int32_t)i;
         }
     }
-    s->frac_bonds_broken += broken;
     shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
 }
 

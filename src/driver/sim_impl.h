@@ -61,7 +61,6 @@ struct shard_sim {
     int32_t *frac_changed, *frac_debris; /* scratch, n_owned + 1 each */
     double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
     size_t frac_cap, frac_flag_cap;
-    int64_t frac_bonds_broken;    /* bond entries of owned rows this rank broke in this run */
     int cand_stale;               /* bonds broke here since the contact candidates were built */
     int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
     size_t frag_label_cap;
