@@ -6,11 +6,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double spacing, double horizon)
+/* The lattice sums of fracture.h: S_1 = sum_j w_j |n_j| over a full stencil, S_2 over the bonds that cross a
+ * plane between two lattice layers, per particle of a column (|n| in spacings; integer loops over the
+ * offsets: the same sums on every rank). */
+static void shard_fracture_lattice_sums(double spacing, double horizon, double *S1, double *S2)
 {
-    double K = E / (3.0 * (1.0 - 2.0 * nu)), hs = horizon / spacing, h2 = hs * hs;
+    double hs = horizon / spacing, h2 = hs * hs;
     int r = (int)ceil(hs);
-    /* integer loops over the lattice offsets: the same sums on every rank */
     double s1 = 0.0, s2 = 0.0;
     for (int a = -r; a <= r; a++)
         for (int b = -r; b <= r; b++)
@@ -24,7 +26,22 @@ double shard_fracture_stretch_from_energy(double G_c, double E, double nu, doubl
                 for (int k = 0; k < -c; k++)
                     s2 += wn;
             }
+    *S1 = s1, *S2 = s2;
+}
+
+double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double spacing, double horizon)
+{
+    double K = E / (3.0 * (1.0 - 2.0 * nu)), s1, s2;
+    shard_fracture_lattice_sums(spacing, horizon, &s1, &s2);
     return sqrt(G_c * s1 / (9.0 * K * spacing * s2));
+}
+
+double shard_fracture_micromodulus(double E, double nu, double spacing, double horizon)
+{
+    double K = E / (3.0 * (1.0 - 2.0 * nu)), s1, s2;
+    shard_fracture_lattice_sums(spacing, horizon, &s1, &s2);
+    double s4 = spacing * spacing * spacing * spacing;
+    return s1 > 0.0 ? 18.0 * K / (s4 * s1) : 0.0;
 }
 
 void shard_fracture_params_init(shard_fracture_params *fp, const shard_fracture_def *d, double E, double nu,

@@ -24,6 +24,8 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
     sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
     shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
+    if (sp->frac.criterion != SHARD_FRACTURE_NONE)
+        sp->c0 = shard_fracture_micromodulus(m->E, m->nu, bd->spacing, bd->support * bd->spacing);
     return 0;
 }
 
@@ -120,11 +122,33 @@ static size_t shard_matter_solid_break(const shard_matter_ctx *c, uint8_t *broke
     return shard_solid_break(c->ph->p, c->ph->ref_bonds, broken, c->bodies, &a, changed);
 }
 
-static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris)
+static void shard_matter_solid_losing(const shard_matter_ctx *c, const int32_t *list, size_t n)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_energy_before(c->ph->p, c->ph->bonds, c->bodies, &a, list, n);
+}
+
+static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris,
+                                        int *row_changed)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
     return shard_solid_moments_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold, list,
-                                    n, debris);
+                                    n, debris, row_changed);
+}
+
+/* Which particles are bond-based (fracture.h) is read at the bond ghosts: the mode row, when a body breaks. */
+static int shard_matter_solid_sync_row(const shard_scene *sc)
+{
+    for (int b = 0; b < sc->n_bodies; b++)
+        if (strcmp(sc->bodies[b].kind, "solid") == 0 && shard_matter_solid_breakable(sc, b))
+            return SHARD_SOLID_SCALE;
+    return -1;
+}
+
+static void shard_matter_solid_synced(const shard_matter_ctx *c)
+{
+    shard_solid_arrays a = shard_solid_view(c->block);
+    shard_solid_mode_sync(c->ph->p, c->ph->bonds, &a);
 }
 
 static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf, size_t len)
@@ -172,5 +196,8 @@ const shard_matter shard_matter_solid = {
     .breakable = shard_matter_solid_breakable,
     .break_row = shard_matter_solid_break_row,
     .break_bonds = shard_matter_solid_break,
+    .losing = shard_matter_solid_losing,
     .rebond = shard_matter_solid_rebond,
+    .sync_row = shard_matter_solid_sync_row,
+    .synced = shard_matter_solid_synced,
 };

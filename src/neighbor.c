@@ -265,3 +265,52 @@ void shard_neighbor_contacts(const shard_particles *p, const double *radius, con
     }
     free(row);
 }
+
+void shard_neighbor_contacts_reopen(const shard_particles *p, const double *radius, double skin,
+                                    const shard_csr *ref_bonds, const uint8_t *broken, const int32_t *rows,
+                                    size_t n_rows, shard_csr *cand)
+{
+    if (n_rows == 0)
+        return;
+    size_t n = cand->n, old_n = (size_t)cand->start[n], extra = 0;
+    for (size_t q = 0; q < n_rows; q++) {
+        size_t i = (size_t)rows[q];
+        extra += (size_t)(ref_bonds->start[i + 1] - ref_bonds->start[i]);
+    }
+    int32_t *idx = shard_malloc((old_n + extra + 1) * sizeof *idx);
+    int64_t *start = shard_malloc((n + 1) * sizeof *start);
+    size_t m = 0, q = 0;
+    start[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t c = cand->start[i], ce = cand->start[i + 1];
+        if (q < n_rows && (size_t)rows[q] == i) {
+            /* merge, by global id, the row with the broken partners now within reach */
+            const double *xi = p->x + 3 * i;
+            /* two skins: the pair's particles may each move up to a skin from where they are now before the
+             * skin check (which measures from the last build) calls for a rebuild */
+            double ri = radius[p->body[i]] + 2.0 * skin;
+            for (int64_t b = ref_bonds->start[i]; b < ref_bonds->start[i + 1]; b++) {
+                if (!broken[b])
+                    continue;
+                size_t j = (size_t)ref_bonds->idx[b];
+                int64_t g = p->gid[j];
+                while (c < ce && p->gid[cand->idx[c]] < g)
+                    idx[m++] = cand->idx[c++];
+                if (c < ce && p->gid[cand->idx[c]] == g)
+                    continue; /* already a candidate */
+                const double *xj = p->x + 3 * j;
+                double d0 = xj[0] - xi[0], d1 = xj[1] - xi[1], d2 = xj[2] - xi[2];
+                double cut = ri + radius[p->body[j]];
+                if (d0 * d0 + d1 * d1 + d2 * d2 < cut * cut)
+                    idx[m++] = (int32_t)j;
+            }
+            q++;
+        }
+        while (c < ce)
+            idx[m++] = cand->idx[c++];
+        start[i + 1] = (int64_t)m;
+    }
+    free(cand->idx), free(cand->start);
+    cand->idx = idx, cand->start = start;
+    cand->cap = old_n + extra + 1, cand->row_cap = n + 1;
+}

@@ -19,6 +19,7 @@ void shard_solid_params_init(shard_solid_params *sp, double E, double nu, double
     sp->max_plastic = max_plastic;
     sp->kb = 0.0;
     sp->ks = 0.0;
+    sp->c0 = 0.0;
 }
 
 double shard_solid_stabilization_stiffness(double G, double E, double spacing, double h)
@@ -139,6 +140,7 @@ shard_solid_arrays shard_solid_view(const shard_block *b)
     return (shard_solid_arrays){.B = b->col[SHARD_SOLID_B], .Ainv = b->col[SHARD_SOLID_AINV],
                                 .wx = b->col[SHARD_SOLID_WX], .eps_p = b->col[SHARD_SOLID_EPS_P],
                                 .sigma = b->col[SHARD_SOLID_SIGMA], .frac = b->col[SHARD_SOLID_FRAC],
+                                .mode = b->col[SHARD_SOLID_MODE], .scale = b->col[SHARD_SOLID_SCALE],
                                 .first = b->first, .n_owned = b->n_owned, .ghost_first = b->ghost_first};
 }
 
@@ -179,14 +181,61 @@ void shard_solid_reference_moments(const shard_particles *p, const shard_csr *re
     }
 }
 
-/* A^+ and sum_j w_ij x_ij of owned particle i; returns the rank of A, its smallest eigenvalue in *lmin. */
-static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                                   const shard_solid_arrays *a, double svd_threshold, size_t i, double *lmin)
+/* The strain energy density U(J) of the material (elastic with the plastic strain eps_p, and the volume
+ * terms), the energy whose derivative shard_solid_material's P is. */
+static double shard_solid_strain_energy(const shard_solid_params *s, const double J[9], const double eps_p[6])
 {
-    double A[6], s[3];
-    shard_solid_moment_sums(p, bonds, sp, i, A, s);
+    static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
+    double Ee[6];
+    for (int m = 0; m < 6; m++) {
+        int r = idx[m][0], c = idx[m][1];
+        Ee[m] = 0.5 * (J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c] - (r == c ? 1.0 : 0.0)) - eps_p[m];
+    }
+    double tr = Ee[0] + Ee[3] + Ee[5];
+    double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
+    double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
+    if (s->kv > 0.0 || s->kb > 0.0) {
+        double det = shard_solid_det(J), slope;
+        U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
+        if (s->kb > 0.0)
+            U += s->kb * shard_solid_barrier(det, &slope);
+    }
+    return U;
+}
+
+/* The bond energy of owned particle i as bond-based at scale 1 (fracture.h): its halves of its unbroken bonds,
+ * sum_j 1/4 c_0 w s^2 |x_ij| V_i V_j at the current positions. */
+static double shard_solid_bond_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *s,
+                                      size_t i)
+{
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    double e = 0.0;
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double y[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+        double R2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], R = sqrt(R2);
+        double st = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]) / R - 1.0;
+        e += shard_solid_weight(R2, s->inv_h2) * st * st * R * p->volume[j];
+    }
+    return 0.25 * s->c0 * p->volume[i] * e;
+}
+
+static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
+                                         double inv_h2, size_t i, int rate, double c2, double J[9], double Jd[9]);
+
+/* A^+ and sum_j w_ij x_ij of owned particle i; for a breaking body that has just `lost` bonds, the energy rule
+ * of fracture.h (the switch to bond-based, or beta).  Returns the rank of A, and 1 in *became when the
+ * particle became bond-based. */
+static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a, double svd_threshold, size_t i, int lost,
+                                   int *became)
+{
+    double A[6], wx[3];
+    shard_solid_moment_sums(p, bonds, sp, i, A, wx);
     size_t k = i - a->first;
-    memcpy(a->wx + 3 * k, s, sizeof s);
+    memcpy(a->wx + 3 * k, wx, sizeof wx);
     const shard_fracture_params *fp = &sp[p->body[i]].frac;
     if (fp->criterion != SHARD_FRACTURE_NONE) {
         /* the fracture filters: the least threshold over the unbroken bonds, for the stretch rule as
@@ -200,35 +249,82 @@ static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bo
         a->frac[3 * k] = fp->criterion == SHARD_FRACTURE_STRETCH ? (1.0 + least) * (1.0 + least) : least;
         a->frac[3 * k + 1] = 0.0;
     }
-    return shard_sym3_pinv_min(A, svd_threshold, a->Ainv + 6 * k, lmin);
+    double lmin;
+    int rank = shard_sym3_pinv_min(A, svd_threshold, a->Ainv + 6 * k, &lmin);
+    *became = 0;
+    if (fp->criterion == SHARD_FRACTURE_NONE || !lost || a->scale[2 * k] != 0.0 || rank < 3)
+        return rank;
+    /* After a loss (fracture.h): the energy the particle stored before it, beta U with U from
+     * shard_solid_energy_before, must not grow.  A only loses terms as bonds break, so its smallest
+     * eigenvalue never rises: once bond-based, always. */
+    const shard_solid_params *s = &sp[p->body[i]];
+    double beta = 1.0 - a->scale[2 * k + 1], before = beta * a->mode[2 * k + 1];
+    if (lmin < SHARD_FRACTURE_MIN_MOMENT * a->frac[3 * k + 2]) {
+        /* the switch: alpha = min(1, beta U / E), E the bond energy at alpha = 1 */
+        double E = shard_solid_bond_energy(p, bonds, s, i);
+        a->scale[2 * k] = E > before ? fmax(before / E, SHARD_FRACTURE_MIN_SCALE) : 1.0;
+        *became = 1;
+        return rank;
+    }
+    double J[9], Jd[9];
+    shard_solid_kinematics(p, bonds, a->Ainv + 6 * k, s->inv_h2, i, 0, 0.0, J, Jd);
+    double U = p->volume[i] * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
+    if (beta * U > before) /* the re-fit raised it: beta <- beta U_before / U_after */
+        a->scale[2 * k + 1] = 1.0 - before / U;
+    return rank;
 }
 
 void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                          const shard_solid_arrays *a, double svd_threshold)
 {
-    double lmin;
+    int became;
     for (size_t i = a->first; i < a->first + a->n_owned; i++)
-        shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, &lmin);
+        shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, 0, &became);
 }
 
 size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                                 const shard_solid_arrays *a, double svd_threshold, const int32_t *list, size_t n,
-                                int32_t *debris)
+                                int32_t *debris, int *mode_changed)
 {
     size_t nd = 0;
     for (size_t q = 0; q < n; q++) {
         size_t i = (size_t)list[q];
-        double lmin;
-        int rank = shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, &lmin);
-        int thin = sp[p->body[i]].frac.criterion != SHARD_FRACTURE_NONE &&
-                   lmin < SHARD_FRACTURE_MIN_MOMENT * a->frac[3 * (i - a->first) + 2];
-        if ((rank < 3 || thin) && bonds->start[i + 1] > bonds->start[i]) {
+        int became;
+        int rank = shard_solid_moments_one(p, bonds, sp, a, svd_threshold, i, 1, &became);
+        if (became)
+            *mode_changed = 1;
+        if (rank < 3 && bonds->start[i + 1] > bonds->start[i]) {
             if (debris)
                 debris[nd] = (int32_t)i;
             nd++;
         }
     }
     return nd;
+}
+
+void shard_solid_energy_before(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                               const shard_solid_arrays *a, const int32_t *list, size_t n)
+{
+    for (size_t q = 0; q < n; q++) {
+        size_t i = (size_t)list[q], k = i - a->first;
+        const shard_solid_params *s = &sp[p->body[i]];
+        if (s->frac.criterion == SHARD_FRACTURE_NONE || a->scale[2 * k] != 0.0)
+            continue;
+        double J[9], Jd[9];
+        shard_solid_kinematics(p, bonds, a->Ainv + 6 * k, s->inv_h2, i, 0, 0.0, J, Jd);
+        a->mode[2 * k + 1] = p->volume[i] * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
+    }
+}
+
+void shard_solid_mode_sync(const shard_particles *p, const shard_csr *bonds, const shard_solid_arrays *a)
+{
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        size_t k = i - a->first;
+        double touch = a->scale[2 * k];
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1] && touch == 0.0; b++)
+            touch = a->scale[2 * shard_solid_slot(a, (size_t)bonds->idx[b])];
+        a->mode[2 * k] = touch != 0.0;
+    }
 }
 
 size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, uint8_t *broken,
@@ -437,6 +533,30 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
     shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, 0.0, J, Jd);
 }
 
+/* The stress the Rankine rule reads at a bond-based particle (fracture.h): the virial of its bonds' forces in
+ * the intact bond-based material (alpha = 1), sigma = 1/2 sum_j c_0 w s V_j y y^T / |y| (y = x_j - x_i;
+ * Lehoucq & Silling 2008), which a uniform stretch of a full stencil makes K tr(eps) I.  Its moment matrix is
+ * too thin to give a gradient worth reading. */
+static void shard_solid_bond_stress(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *s,
+                                    size_t i, double sg[6])
+{
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    for (int m = 0; m < 6; m++)
+        sg[m] = 0.0;
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double y[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+        double R2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], r = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
+        if (!(r > 0.0))
+            continue;
+        double g = 0.5 * s->c0 * shard_solid_weight(R2, s->inv_h2) * (r / sqrt(R2) - 1.0) * p->volume[j] / r;
+        sg[0] += g * y[0] * y[0], sg[1] += g * y[0] * y[1], sg[2] += g * y[0] * y[2];
+        sg[3] += g * y[1] * y[1], sg[4] += g * y[1] * y[2], sg[5] += g * y[2] * y[2];
+    }
+}
+
 /* Pass 1 for one owned particle. */
 static inline void shard_solid_stress_one(const shard_particles *p, const shard_csr *bonds,
                                           const shard_solid_params *sp, const shard_solid_arrays *a, double dt,
@@ -462,18 +582,27 @@ static inline void shard_solid_stress_one(const shard_particles *p, const shard_
     if (s->frac.criterion == SHARD_FRACTURE_RANKINE) {
         /* and a bound of its largest principal stress: max over rows of s_rr + sum |s_rc| (Gershgorin) */
         double *sg = a->sigma + 7 * k;
-        shard_solid_cauchy(P, J, sg);
+        if (a->scale[2 * k] != 0.0) {
+            shard_solid_bond_stress(p, bonds, s, i, sg);
+        } else {
+            shard_solid_cauchy(P, J, sg);
+            double beta = 1.0 - a->scale[2 * k + 1];
+            for (int m = 0; m < 6; m++)
+                sg[m] *= beta;
+        }
         double r0 = sg[0] + fabs(sg[1]) + fabs(sg[2]), r1 = sg[3] + fabs(sg[1]) + fabs(sg[4]);
         double r2 = sg[5] + fabs(sg[2]) + fabs(sg[4]);
         sg[6] = fmax(r0, fmax(r1, r2));
     }
     shard_solid_mul_sym(P, Ainv, PA);
-    double vol = p->volume[i];
+    double vol = p->volume[i], bvol = vol * (1.0 - a->scale[2 * k + 1]); /* beta v, fracture.h */
     for (int m = 0; m < 9; m++)
-        Bi[m] = vol * PA[m];
+        Bi[m] = bvol * PA[m];
     if (s->ks > 0.0) /* the stabilisation's share: -k_s (J - I) */
         for (int m = 0; m < 9; m++)
             Bi[m] -= s->ks * (J[m] - (m % 4 == 0 ? 1.0 : 0.0));
+    if (a->scale[2 * k] != 0.0) /* bond-based: no correspondence force */
+        memset(Bi, 0, 9 * sizeof *Bi);
 }
 
 void shard_solid_stress_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
@@ -524,6 +653,39 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
     f[3 * i + 2] += Bi[6] * s[0] + Bi[7] * s[1] + Bi[8] * s[2] + f2;
 }
 
+/* The bond-based correction (solid.h) of owned particle i, which is bond-based or has such a partner: over
+ * its bonds with theta = (t_i + t_j) / 2 > 0, the bond force theta c_0 w s V_i V_j e less theta 2 k_s w u.
+ * Every factor is symmetric in i and j and the vectors change sign exactly, so j's owner adds the negative,
+ * bit for bit. */
+static void shard_solid_bond_based_one(const shard_particles *p, const shard_csr *bonds,
+                                       const shard_solid_params *sp, const shard_solid_arrays *a, double *f,
+                                       size_t i)
+{
+    const shard_solid_params *s = &sp[p->body[i]];
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    double mi = a->scale[2 * (i - a->first)], ks2 = 2.0 * s->ks, g[3] = {0.0, 0.0, 0.0};
+    int any = 0;
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b];
+        double mj = a->scale[2 * shard_solid_slot(a, j)];
+        if (mi == 0.0 && mj == 0.0)
+            continue;
+        double theta = 0.5 * (mi + mj), theta_s = 0.5 * ((mi != 0.0) + (mj != 0.0));
+        any = 1;
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double y[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+        double R2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2], r = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
+        double w = shard_solid_weight(R2, s->inv_h2);
+        double tension = r > 0.0 ? theta * s->c0 * w * (r / sqrt(R2) - 1.0) * (p->volume[i] * p->volume[j]) / r : 0.0;
+        double stab = theta_s * ks2 * w;
+        for (int k = 0; k < 3; k++)
+            g[k] += tension * y[k] - stab * (y[k] - d[k]);
+    }
+    if (any) /* (a flag left over from a partner whose bond broke since adds nothing, not even a zero's sign) */
+        f[3 * i + 0] += g[0], f[3 * i + 1] += g[1], f[3 * i + 2] += g[2];
+}
+
 void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                              const shard_solid_arrays *a, double *f, const int32_t *list, size_t n, int ghosts)
 {
@@ -535,6 +697,8 @@ void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, c
             stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
         else
             stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 0, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 0, 0);
+        if (a->mode[2 * (i - a->first)] != 0.0)
+            shard_solid_bond_based_one(p, bonds, sp, a, f, i);
     }
 }
 
@@ -546,6 +710,8 @@ void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const 
             shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1);
         else
             shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
+        if (a->mode[2 * (i - a->first)] != 0.0)
+            shard_solid_bond_based_one(p, bonds, sp, a, f, i);
     }
 }
 
@@ -629,24 +795,13 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         size_t k = i - a->first;
         if (bonds->start[i + 1] == bonds->start[i]) /* debris: no strain energy */
             continue;
+        if (a->scale[2 * k] != 0.0) { /* bond-based: alpha times its halves of its bonds */
+            add(ctx, a->scale[2 * k] * shard_solid_bond_energy(p, bonds, s, i));
+            continue;
+        }
         double J[9];
         shard_solid_gradient(p, bonds, sp, a, i, J);
-        static const int idx[6][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 1}, {1, 2}, {2, 2}};
-        double Ee[6];
-        for (int m = 0; m < 6; m++) {
-            int r = idx[m][0], c = idx[m][1];
-            Ee[m] = 0.5 * (J[r] * J[c] + J[3 + r] * J[3 + c] + J[6 + r] * J[6 + c] - (r == c ? 1.0 : 0.0)) -
-                    a->eps_p[6 * k + m];
-        }
-        double tr = Ee[0] + Ee[3] + Ee[5];
-        double ee = Ee[0] * Ee[0] + Ee[3] * Ee[3] + Ee[5] * Ee[5] + 2.0 * (Ee[1] * Ee[1] + Ee[2] * Ee[2] + Ee[4] * Ee[4]);
-        double U = 0.5 * s->lambda * tr * tr + s->mu * ee;
-        if (s->kv > 0.0 || s->kb > 0.0) {
-            double det = shard_solid_det(J), slope;
-            U += 0.5 * s->kv * (det - 1.0) * (det - 1.0);
-            if (s->kb > 0.0)
-                U += s->kb * shard_solid_barrier(det, &slope);
-        }
+        double U = (1.0 - a->scale[2 * k + 1]) * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
         /* the bond stabilisation's energy is the particle's, not per volume */
         add(ctx, p->volume[i] * U + (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, J, i) : 0.0));
     }

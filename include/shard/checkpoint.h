@@ -37,7 +37,8 @@
 #include "shard/pairlist.h"
 #include "shard/particles.h"
 
-#define SHARD_CHECKPOINT_FORMAT_VERSION 3 /* 3: the force terms' pair lists (contact memory) */
+/* 3: the force terms' pair lists (contact memory); 4: the solid's fracture scales (fracture.h) */
+#define SHARD_CHECKPOINT_FORMAT_VERSION 4
 
 /* A section: the per-particle state of one matter module, its block's SHARD_FIELD_STATE rows. */
 #define SHARD_CHECKPOINT_MAX_SECTIONS 8

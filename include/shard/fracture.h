@@ -44,6 +44,31 @@
  * relative singular-value cut) cannot form a 3D gradient.  All its remaining bonds break, it moves freely
  * with its mass and touches everything through contact; its partners recompute their moments without it.
  *
+ * Bond-based particles: a particle whose stencil still spans 3D but has thinned out (the smallest eigenvalue
+ * of its moment matrix below SHARD_FRACTURE_MIN_MOMENT of its intact value, solid.h) has a gradient too
+ * poorly conditioned to carry a stress: A^+ grows as the inverse eigenvalue, and with it the particle's
+ * stiffness and its error.  Such a particle leaves the correspondence model and holds on to its partners
+ * as the bond-based material whose micromodulus the G_c conversion above assumes (Silling & Askari 2005):
+ * its half of each of its unbroken bonds stores
+ *   e_ij = 1/4 c_0 w_ij s_ij^2 |x_ij| V_i V_j,   s_ij = |x_j - x_i| / |x_ij| - 1,
+ *   c_0 = 18 K / (s^4 S_1)     (a uniformly stretched full stencil then stores the energy density 9 K s^2 / 2
+ *                               of a bulk modulus K, the calibration of the G_c conversion),
+ * so bond ij carries the central force theta_ij c_0 w_ij s_ij V_i V_j along x_j - x_i, theta_ij = (t_i + t_j) / 2
+ * with t = 1 for a bond-based particle: equal and opposite on the two sides, bit for bit.  The particle keeps
+ * its bonds, which break by the body's rule like any other (the Rankine rule reads at a bond-based particle
+ * the virial stress of its bonds in the intact bond-based material, alpha = 1: sigma = 1/2 sum_j c_0 w s V_j
+ * y y^T / |y|, Lehoucq & Silling 2008), so a crack's faces stay attached to the body instead of peeling off
+ * as debris.  Its stabilisation energy goes
+ * with its correspondence energy.
+ * Energy at a break: bonds only break, and breaking must never supply energy.  A bond-based particle's bonds
+ * are scaled by alpha = min(1, U / E) (E: their energy at the switch, U: the correspondence energy it had), so
+ * the switch does not raise its energy (alpha >= SHARD_FRACTURE_MIN_SCALE, solid.h).  A correspondence
+ * particle's least-squares gradient is re-fitted over its remaining bonds, which can raise its strain energy
+ * (the lost bond held the fit back); its stress and energy are then scaled by beta <- beta U_before / U_after,
+ * so that they do not rise: beta is the particle's loss of stiffness, a damage variable in the sense of
+ * continuum damage mechanics (stiffness (1 - D), Kachanov 1958, Lemaitre 1985), set by the breaks.  Both are
+ * state (checkpointed).
+ *
  * Fragments (the connected components of the unbroken bond graph) and their statistics: fragment.h (the
  * local part) and fragment_comm.h (across ranks).
  */
@@ -66,6 +91,10 @@ typedef struct shard_fracture_params {
 
 /* s_c for G_c on the lattice of spacing s with support radius h (above). Local. */
 double shard_fracture_stretch_from_energy(double G_c, double E, double nu, double spacing, double horizon);
+
+/* c_0 of the bond-based particles (above, N/m^6) for Young's modulus E, Poisson's ratio nu, on the lattice of
+ * spacing s with support radius h. Local. */
+double shard_fracture_micromodulus(double E, double nu, double spacing, double horizon);
 
 /* The rule of a material's `fracture` section for a body of lattice spacing s and support radius `horizon`.
  * Local. */

@@ -128,14 +128,24 @@ typedef struct shard_matter {
      *   break_bonds marks in `broken` (per entry of ph->ref_bonds) the unbroken bonds of its owned particles
      *               that fail at the current state, lists in changed[] the owned particles that lost a bond
      *               (each once) and returns their number (the count of broken bonds is derived from the flags)
+     *   losing      (may be NULL) the listed owned particles are about to lose bonds (ph->bonds still has
+     *               them, and the block what was computed from them): keeps what rebond compares with
      *   rebond      after the listed owned particles lost bonds (ph->bonds already without them): recomputes
      *               what depends on their bonds; lists in debris[] those whose remaining bonds no longer make
      *               a 3D stencil but which still have some, and returns their number (the driver then breaks
-     *               all their bonds, on both sides, and calls rebond again for everyone that lost one) */
+     *               all their bonds, on both sides, and calls rebond again for everyone that lost one); sets
+     *               *row_changed to 1 when it changed sync_row at one of them
+     *   sync_row    a block row that prepare and rebond set at owned particles and the force terms read at the
+     *               bond ghosts too, or -1 (scene data): the driver forwards it to the ghosts after prepare and
+     *               after every fracture pass in which some rank's rebond changed it, then calls synced (may
+     *               be NULL) */
     int (*breakable)(const shard_scene *sc, int body);
     int (*break_row)(const shard_scene *sc);
     size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed);
-    size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris);
+    void (*losing)(const shard_matter_ctx *c, const int32_t *list, size_t n);
+    size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris, int *row_changed);
+    int (*sync_row)(const shard_scene *sc);
+    void (*synced)(const shard_matter_ctx *c);
 } shard_matter;
 
 /* The matter table of this build (the solid first).  Static storage. */

@@ -48,10 +48,19 @@ void shard_cells_free(shard_cells *c);
 void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t *body_start, const double *h,
                           shard_csr *bonds);
 
+/* After bonds broke: adds to the candidate rows of the listed owned particles (sorted, each once) their partners
+ * in ref_bonds whose bond is broken (`broken`, per entry) and that are now within reach (the contact radii
+ * plus two skins: each may move up to a skin from here before the skin check, which measures from the last
+ * build, calls for a rebuild), keeping every row sorted by global id.  Every pair that can touch before the next
+ * rebuild is then a candidate, without a cell search: the only pairs a break adds are the bond's own. Local. */
+void shard_neighbor_contacts_reopen(const shard_particles *p, const double *radius, double skin,
+                                    const shard_csr *ref_bonds, const uint8_t *broken, const int32_t *rows,
+                                    size_t n_rows, shard_csr *cand);
+
 /* Contact candidates of the owned particles among all local particles (owned and ghosts).  radius[b] is the
  * contact radius of body b; a particle's own body is a candidate too where self[b] is set (bodies that can
  * break), except the partners an unbroken bond of `bonds` joins to it (rows by partner id; NULL: none): the
- * solid holds those, and when a bond breaks the driver rebuilds the lists (self may be NULL: none).  Fills
+ * solid holds those, and when a bond breaks the driver reopens those rows (above; self may be NULL: none).  Fills
  * cand (rows = owned, entries = local indices sorted by global id). Local. */
 void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self,
                              const shard_csr *bonds, double skin, shard_cells *cells, shard_csr *cand);

@@ -20,6 +20,10 @@
  *   B_i    = v_i P_i A_i^+  - k_s (J_i - I)
  *   f_i    = sum_j w_ij (B_i + B_j) x_ij + 2 k_s sum_j w_ij u_ij
  *                                      exact -dW/du_i of W = sum v_i U(J_i) + k_s/2 sum_i sum_j w_ij |z_ij|^2
+ *   bond-based particles (t_i = 1, fracture.h) have B_i = 0 and no U or z energy of their own, but their
+ *   half-bond energies; every particle touching one adds, over its bonds with theta_ij = (t_i + t_j) / 2 > 0,
+ *            sum_j theta_ij (c_0 w_ij s_ij V_i V_j e_ij - 2 k_s w_ij u_ij),   e_ij = (x_j - x_i) / |x_j - x_i|,
+ *   the bond force less the stabilisation's share that belonged to the bond-based side(s): again -dW/du_i
  * Stabilisation (material key `stabilization` G_s, k_s = G_s E s^3 / sum_full w |x|^2): z_ij = u_ij - (J_i - I)
  * x_ij is the part of bond ij's displacement that particle i's affine fit misses; the correspondence model
  * gives it no energy, so modes made of it (the checkerboard, hour-glassing) are free.  The penalty is of the
@@ -59,15 +63,22 @@ typedef struct shard_solid_params {
     double max_plastic;  /* cap on |Ep| */
     double kb;           /* inversion barrier modulus (Pa); 0: none */
     double ks;           /* bond stabilisation stiffness k_s (N/m); 0: none */
+    double c0;           /* micromodulus of the bond-based particles (fracture.h, N/m^6); 0: the body never breaks */
     shard_fracture_params frac; /* when the body's bonds break (fracture.h) */
 } shard_solid_params;
 
 #define SHARD_SOLID_BARRIER_J0 0.1
 /* A breaking particle whose moment matrix's smallest eigenvalue falls below this fraction of its intact value
- * becomes debris (shard_solid_moments_list).  Its stiffness grows about as the inverse ratio, its frequency as
- * the square root: at 0.2, 2.2 times, which the CFL factor 0.4 of the default run.dt_safety covers; a crack
- * face (half a stencil) keeps 0.5, a crack front's edge 0.25. */
-#define SHARD_FRACTURE_MIN_MOMENT 0.2
+ * becomes bond-based (fracture.h, shard_solid_moments_list).  A correspondence particle's stiffness grows about
+ * as the inverse ratio, its frequency as the square root (at 0.3, 1.8 times, which the CFL factor 0.4 of the
+ * default run.dt_safety covers), and its gradient's error with it.  A crack face (half a stencil) keeps 0.5, so
+ * it stays a correspondence particle; a crack front's edge keeps 0.25, below the threshold, so that no particle
+ * at a crack front takes its stress from a stencil that thin.  (At 0.2 the edges stay correspondence
+ * particles; the Kalthoff-Winkler cracks then leave the tips at 78-83 degrees instead of 72-74,
+ * docs/validation.md.) */
+#define SHARD_FRACTURE_MIN_MOMENT 0.3
+/* The least scale alpha of a bond-based particle's bonds (fracture.h). */
+#define SHARD_FRACTURE_MIN_SCALE 1e-3
 
 static inline double shard_solid_det(const double J[9])
 {
@@ -111,10 +122,12 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
     X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                          \
     X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")                                        \
     X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                           \
-    X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")
+    X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")                                                      \
+    X_(SHARD_SOLID_SCALE, double, 2, SHARD_FIELD_STATE, "fracture_scale")                                       \
+    X_(SHARD_SOLID_MODE, double, 2, 0, "bond_mode")
 enum {
     SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_SIGMA, SHARD_SOLID_FRAC,
-    SHARD_SOLID_N_ROWS
+    SHARD_SOLID_SCALE, SHARD_SOLID_MODE, SHARD_SOLID_N_ROWS
 };
 
 /* The kernels' view of the block: slot s of every array belongs to local particle first + s (owned, s <
@@ -130,6 +143,12 @@ typedef struct shard_solid_arrays {
     double *frac;        /* 3 per slot (bodies that break): the least threshold of the particle's unbroken bonds
                           * (stretch rule: (1 + s)^2), 1 where the last pass 1 found a bond stretched that far,
                           * and the smallest eigenvalue of its moment matrix over all its reference bonds */
+    double *scale;       /* 2 per slot (bodies that break; state, checkpointed): alpha > 0 of a bond-based
+                          * particle, 0 for a correspondence one (at the owned slots and the bond ghosts, which
+                          * the driver forwards), and 1 - beta, the loss of a correspondence particle's
+                          * stiffness at its breaks (fracture.h) */
+    double *mode;        /* 2 per owned slot (bodies that break): 1 where the particle or one of its partners is
+                          * bond-based, and the particle's correspondence energy v U(J) before its last loss */
     size_t first, n_owned, ghost_first;
 } shard_solid_arrays;
 
@@ -142,13 +161,25 @@ void shard_solid_moments(const shard_particles *p, const shard_csr *bonds, const
                          const shard_solid_arrays *a, double svd_threshold);
 
 /* The same for the listed owned particles only (after some of their bonds broke); those whose bonds no longer
- * span 3D but which still have bonds are listed in debris[] (may be NULL), and their number returned.  "No
- * longer 3D": A has rank < 3, or its smallest eigenvalue fell below SHARD_FRACTURE_MIN_MOMENT times the one
- * over all its reference bonds (a stencil thinned out along one direction makes A^+ large there, and the
- * particle's stiffness with it, beyond what the time step allows). Local. */
+ * span 3D (A has rank < 3) but which still have bonds are listed in debris[] (may be NULL), and their number
+ * returned.  A breaking particle whose A's smallest eigenvalue fell below SHARD_FRACTURE_MIN_MOMENT times the
+ * one over all its reference bonds becomes bond-based (t = 1, fracture.h: a stencil thinned out along one
+ * direction makes A^+ large there, and the particle's stiffness with it, beyond what the time step allows);
+ * *mode_changed is set to 1 when one did (left alone otherwise).  Both also happen in shard_solid_moments.
+ * Local. */
 size_t shard_solid_moments_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                                 const shard_solid_arrays *a, double svd_threshold, const int32_t *list, size_t n,
-                                int32_t *debris);
+                                int32_t *debris, int *mode_changed);
+
+/* Before the listed owned particles of a breaking body lose bonds (`bonds` and A^+ still with them): their
+ * correspondence energy v U(J), which the energy rule of the loss (fracture.h) compares with. Local. */
+void shard_solid_energy_before(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                               const shard_solid_arrays *a, const int32_t *list, size_t n);
+
+/* After t of the owned particles and bond ghosts is current: the owned flag "this particle or one of its
+ * partners is bond-based" (mode[1]), which sends the particle's force through the bond-based correction.
+ * Local. */
+void shard_solid_mode_sync(const shard_particles *p, const shard_csr *bonds, const shard_solid_arrays *a);
 
 /* The smallest eigenvalue of each owned particle's moment matrix over all its reference bonds (ref_bonds, broken
  * or not), for the bodies that break: the reference of the debris rule above. Local. */

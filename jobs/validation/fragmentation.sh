@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Fragmentation statistics: a brittle sphere (R = 50 mm; glass-like, E = 72 GPa, nu = 0.22, rho = 2440 kg/m^3,
-# tensile strength 50 MPa with a Weibull scatter of modulus 8) hits a rigid plane at V (default 60 m/s) and
-# shatters; the report's fragment line and fragments.csv give the number of fragments, the largest one's share
-# of the mass and the exponent tau of n(m) ~ m^-tau (maximum likelihood over the fragments of at least FIT_MIN
-# particles, the largest left out).  The 3D brittle-fragmentation literature finds tau = 1.6-1.7 for bulk
+# tensile strength 50 MPa with a Weibull scatter of modulus 8) hits a rigid plane at each speed of VS (default
+# 30, 40 and 60 m/s: from a few cracks to shattering) and breaks; the report's fragment line and fragments.csv
+# give the number of fragments, the largest one's share of the mass and the exponent tau of n(m) ~ m^-tau
+# (maximum likelihood over the fragments of at least FIT_MIN particles, the largest left out); the table also
+# counts the single-particle fragments and those of at least FIT_MIN particles.  The 3D brittle-fragmentation literature finds tau = 1.6-1.7 for bulk
 # fragmentation (e.g. Timar, Kun, Carmona & Herrmann 2010, PRE 81 0161xx; Kun & Herrmann 1996): the job prints
 # what it finds at each resolution, and when the distribution has too few fragments to fit, says so.
 #
 #   jobs/validation/fragmentation.sh                       # R/spacing = 10 and 15, 2 ranks
-#   DIVS="8 12" V=150 jobs/validation/fragmentation.sh
+#   DIVS="8 12" VS=150 jobs/validation/fragmentation.sh
 #
-# Variables: DIVS (R / spacing, "10 15"), V (m/s, 100), FIT_MIN (3), RANKS (2), T_END (s, 4e-4),
+# Variables: DIVS (R / spacing, "10 15"), VS (m/s, "30 40 60"), FIT_MIN (3), RANKS (2), T_END (s, 4e-4),
 # OUT (/tmp/shard-validation/fragmentation), SHARD.  Writes the scenes and runs under OUT and a table on stdout
 # and in jobs/validation/results/fragmentation.txt.
 set -euo pipefail
@@ -18,26 +19,28 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobs/lib.sh
 . "$here/../lib.sh"
 DIVS=${DIVS:-"10 15"}
-V=${V:-60}
+VS=${VS:-"30 40 60"}
 FIT_MIN=${FIT_MIN:-3}
 RANKS=${RANKS:-2}
 T_END=${T_END:-4e-4}
 OUT=${OUT:-/tmp/shard-validation/fragmentation}
 job_need_int RANKS FIT_MIN
-job_need_num V T_END
+job_need_num T_END
 job_need_mpirun
 job_find_shard
 job_out_dir
 mkdir -p "$here/results"
 res=$here/results/fragmentation.txt
 {
-  echo "Fragmentation of a brittle sphere (R = 0.05 m) hitting a plane at $V m/s, $T_END s after contact; tau fitted over fragments of >= $FIT_MIN particles"
-  printf '%-8s %10s %8s %12s %12s %10s %10s %8s %10s\n' "R/s" particles steps broken fragments largest tau tau_err n_fit
+  echo "Fragmentation of a brittle sphere (R = 0.05 m) hitting a plane, $T_END s after contact; tau fitted over fragments of >= $FIT_MIN particles"
+  printf '%-6s %6s %10s %8s %9s %10s %9s %9s %10s %8s %8s\n' "R/s" "V_m/s" particles steps broken% fragments singles ">=fit" largest tau tau_err
 } | tee "$res"
 for d in $DIVS; do
   job_is_int "$d" || job_die "DIVS must hold positive integers, got '$d'"
   s=$(awk -v d="$d" 'BEGIN { printf "%.10g", 0.05 / d }')
-  scene=$OUT/sphere_$d.yaml
+  for V in $VS; do
+  job_is_num "$V" || job_die "VS must hold speeds in m/s, got '$V'"
+  scene=$OUT/sphere_${d}_$V.yaml
   cat > "$scene" <<EOF
 # A brittle sphere shattering on a plane (written by jobs/validation/fragmentation.sh)
 run:
@@ -61,9 +64,10 @@ obstacles:
 fragments: {fit_min: $FIT_MIN}
 output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}
 EOF
-  rm -rf "$OUT/run_$d"
-  job_mpirun "$RANKS" "$OUT/run_$d" "$SHARD" run "$scene" --out "$OUT/run_$d" --quiet
-  log=$OUT/run_$d.log
+  run=$OUT/run_${d}_$V
+  rm -rf "$run"
+  job_mpirun "$RANKS" "$run" "$SHARD" run "$scene" --out "$run" --quiet
+  log=$run.log
   line=$(grep '^Fracture:' "$log")
   n=$(job_shard_particles "$log")
   steps=$(sed -n 's/^Loop time of .* for \([0-9]*\) steps.*/\1/p' "$log")
@@ -72,6 +76,12 @@ EOF
   largest=$(printf '%s\n' "$line" | sed -n 's/.*the largest \([0-9.e+-]*\) of the mass.*/\1/p')
   tau=$(printf '%s\n' "$line" | sed -n 's/.*tau \([0-9.e+-]*\) +- \([0-9.e+-]*\) (\([0-9]*\) fragments.*/\1 \2 \3/p')
   read -r t te nf <<< "${tau:-nan nan 0}"
-  printf '%-8s %10s %8s %12s %12s %10s %10s %8s %10s\n' "$d" "$n" "$steps" "$broken" "$frags" "$largest" "$t" "$te" "$nf" | tee -a "$res"
+  total=$(printf '%s\n' "$line" | sed -n 's/^Fracture: [0-9]* of \([0-9]*\) bonds.*/\1/p')
+  pct=$(awk -v b="$broken" -v t="$total" 'BEGIN { printf "%.1f", 100 * b / t }')
+  # the first bin of the last step's histogram holds the fragments of one particle (all particles weigh m0)
+  singles=$(awk -F, 'NR > 1 { if ($1 != s) { s = $1; first = $5 } } END { print first + 0 }' "$run/fragments_histogram.csv")
+  printf '%-6s %6s %10s %8s %9s %10s %9s %9s %10s %8s %8s\n' "$d" "$V" "$n" "$steps" "$pct" "$frags" "$singles" "$nf" \
+    "$largest" "$t" "$te" | tee -a "$res"
+  done
 done
 echo "Runs: $OUT/run_*; the history of each in its fragments.csv (plots: jobs/fragments/plot.py DIR)"

@@ -54,8 +54,7 @@ static int shard_sim_cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts and de-duplicates list[0..n); returns the new length. */
-static size_t shard_sim_unique(int32_t *list, size_t n)
+size_t shard_sim_unique(int32_t *list, size_t n)
 {
     if (n < 2)
         return n;
@@ -67,9 +66,28 @@ static size_t shard_sim_unique(int32_t *list, size_t n)
     return m;
 }
 
-/* Each module's rebond on its share of the sorted list changed[0..n) (modules' owned particles are contiguous
- * ranges); the debris they report is appended to s->frac_debris.  Returns its count. */
-static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n)
+void shard_sim_fracture_sync(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        int row = md->def->sync_row ? md->def->sync_row(&s->scene) : -1;
+        if (row < 0)
+            continue;
+        if (md->halo) {
+            shard_halo_field f = shard_sim_block_field(md, row);
+            shard_halo_forward(md->halo, 1, &f);
+        }
+        if (md->def->synced) {
+            shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
+            md->def->synced(&mc);
+        }
+    }
+}
+
+/* Each module's rebond (or, with `losing`, its losing hook) on its share of the sorted list changed[0..n)
+ * (modules' owned particles are contiguous ranges); the debris they report is appended to s->frac_debris.
+ * Returns its count; *row_changed is set when a module changed its sync row. */
+static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n, int losing, int *row_changed)
 {
     size_t nd = 0, q = 0;
     for (int m = 0; m < s->n_modules && q < n; m++) {
@@ -77,10 +95,13 @@ static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n)
         size_t lo = md->block.first, hi = lo + md->block.n_owned, q0 = q;
         while (q < n && (size_t)changed[q] < hi)
             q++;
-        if (q == q0 || (size_t)changed[q0] < lo || !md->def->rebond)
+        if (q == q0 || (size_t)changed[q0] < lo)
             continue;
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-        nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac_debris + nd);
+        if (losing && md->def->losing)
+            md->def->losing(&mc, changed + q0, q - q0);
+        else if (!losing && md->def->rebond)
+            nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac_debris + nd, row_changed);
     }
     return nd;
 }
@@ -109,17 +130,24 @@ void shard_sim_fracture(shard_sim *s)
     }
     /* Rounds: the particles that lost bonds recompute their moments; those left without a 3D stencil break
      * every bond they still have, their partners (told by a flag through the halo) break theirs, and the
-     * particles that lost bonds this way go round again.  Bonds only break, so this ends. */
+     * particles that lost bonds this way go round again.  Bonds only break, so this ends.  The same
+     * reduction says whether some rank changed a module's sync row (which particles are bond-based). */
+    int row_changed = 0;
     for (;;) {
         nc = shard_sim_unique(s->frac_changed, nc);
         if (nc) { /* the list is sorted: rows before its first entry keep their bonds */
+            shard_sim_rebond(s, s->frac_changed, nc, 1, NULL); /* phys.bonds still has the lost ones */
             shard_sim_active_rebuild(s, (size_t)s->frac_changed[0]);
             s->cand_stale = 1;
+            shard_reserve((void **)&s->frac_lost, &s->frac_lost_cap, s->n_lost + nc, sizeof *s->frac_lost);
+            memcpy(s->frac_lost + s->n_lost, s->frac_changed, nc * sizeof *s->frac_lost);
+            s->n_lost += nc;
         }
-        size_t nd = shard_sim_rebond(s, s->frac_changed, nc);
-        int any = nd > 0;
-        shard_comm_max_ints(s->comm, &any, 1);
-        if (!any)
+        size_t nd = shard_sim_rebond(s, s->frac_changed, nc, 0, &row_changed);
+        int any[2] = {nd > 0, row_changed};
+        shard_comm_max_ints(s->comm, any, 2);
+        row_changed = any[1];
+        if (!any[0])
             break;
         size_t nl = p->n_owned + p->n_bond_ghost;
         shard_reserve((void **)&s->frac_flag, &s->frac_flag_cap, nl + 1, sizeof *s->frac_flag);
@@ -146,6 +174,8 @@ void shard_sim_fracture(shard_sim *s)
                 s->frac_changed[nc++] = (int32_t)i;
         }
     }
+    if (row_changed)
+        shard_sim_fracture_sync(s);
     shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
 }
 

@@ -682,6 +682,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
             shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
             s->mod[m].def->prepare(&mc);
         }
+    if (s->fracture) /* a restart's broken bonds may have made particles bond-based */
+        shard_sim_fracture_sync(s);
     shard_sim_split_owned(s);
     shard_reserve((void **)&s->f, &s->f_cap, 3 * p->n_owned + 3, sizeof *s->f);
     s->ghosts = shard_ghosts_create(sc->n_bodies, s->self_contact);
@@ -854,7 +856,7 @@ void shard_sim_destroy(shard_sim **sp)
     free(s->f), free(s->body_count), free(s->bond_broken);
     shard_csr_free(&s->active);
     free(s->frag_label), free(s->frags);
-    free(s->self_contact), free(s->frac_changed), free(s->frac_debris), free(s->frac_flag);
+    free(s->self_contact), free(s->frac_changed), free(s->frac_debris), free(s->frac_flag), free(s->frac_lost);
     for (int f = 0; f < SHARD_OUT_COUNT; f++)
         free(s->col_buf[f]);
     shard_output_destroy(&s->out);

@@ -62,6 +62,8 @@ struct shard_sim {
     double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
     size_t frac_cap, frac_flag_cap;
     int cand_stale;               /* bonds broke here since the contact candidates were built */
+    int32_t *frac_lost;           /* the owned particles that lost bonds since then (unsorted, repeats) */
+    size_t n_lost, frac_lost_cap;
     int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
     size_t frag_label_cap;
     shard_fragment *frags;        /* the fragments this rank holds, by label */
@@ -143,6 +145,10 @@ void shard_sim_fracture_setup(shard_sim *s);
  * bonds of a particle whose stencil is no longer 3D break, on both sides) until no particle changes.
  * Collective (one allreduce per round; nothing when no body can break). */
 void shard_sim_fracture(shard_sim *s);
+/* Sorts and de-duplicates list[0..n); returns the new length.  Local. */
+size_t shard_sim_unique(int32_t *list, size_t n);
+/* Every module's sync row (matter.h) forwarded to its bond ghosts, then its synced hook.  Collective. */
+void shard_sim_fracture_sync(shard_sim *s);
 /* Broken bonds now (each counted once), summed over the ranks.  Collective. */
 int64_t shard_sim_broken_bonds(shard_sim *s);
 /* The fragment analysis at the current step (made once per step, kept in s->frag_*).  Collective; only when

@@ -49,7 +49,7 @@ void shard_sim_rebuild(shard_sim *s)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
     shard_neighbor_contacts(&s->p, s->contact_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
-    s->cand_stale = 0;
+    s->cand_stale = 0, s->n_lost = 0;
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
@@ -96,11 +96,12 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         if (s->cand_stale) {
             /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
-             * or bond ghosts, so this rank's lists alone are rebuilt (no ghost changes; x_build stays, so the
-             * skin check only gets earlier). */
-            shard_neighbor_contacts(p, s->contact_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells,
-                                    &s->cand);
-            s->cand_stale = 0;
+             * or bond ghosts, so only the rows of this rank's particles that lost bonds change (no ghost
+             * changes; x_build stays): the broken partners within reach join them. */
+            s->n_lost = shard_sim_unique(s->frac_lost, s->n_lost);
+            shard_neighbor_contacts_reopen(p, s->contact_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
+                                           s->n_lost, &s->cand);
+            s->cand_stale = 0, s->n_lost = 0;
             shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
         }
     }

@@ -61,7 +61,7 @@ case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
 case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
 case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
-case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 3" "$scene" \
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 4" "$scene" \
   --restart "$bad_version"
 case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
 case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"

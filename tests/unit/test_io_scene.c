@@ -109,12 +109,14 @@ static void test_registry(void)
     shard_particles_alloc_rows(&p, 10, SHARD_FIELD_STATE);
     SHARD_ENSURE(p.x && p.a && p.vpres && !p.mass && !p.x_build && p.n_owned == 10);
     shard_particles_free(&p);
-    /* the solid's block adds its plastic strain, and only that, to the state */
+    /* the solid's block adds its plastic strain and its fracture scales (fracture.h), and only those, to the
+     * state */
     static const shard_field_desc solid[] = {SHARD_SOLID_FIELDS(SHARD_BLOCK_ROW)};
     int solid_state = 0;
     for (int r = 0; r < SHARD_SOLID_N_ROWS; r++)
         solid_state += (solid[r].flags & SHARD_FIELD_STATE) != 0;
-    SHARD_ENSURE(solid_state == 1 && solid[SHARD_SOLID_EPS_P].flags == SHARD_FIELD_STATE);
+    SHARD_ENSURE(solid_state == 2 && solid[SHARD_SOLID_EPS_P].flags == SHARD_FIELD_STATE);
+    SHARD_ENSURE(solid[SHARD_SOLID_SCALE].flags == SHARD_FIELD_STATE && solid[SHARD_SOLID_SCALE].ncomp == 2);
     SHARD_ENSURE(strcmp(solid[SHARD_SOLID_EPS_P].name, "plastic_strain") == 0 && solid[SHARD_SOLID_B].ncomp == 9);
 }
 

@@ -283,6 +283,89 @@ static void test_contacts(void)
     shard_csr_free(&cand);
 }
 
+/* After bonds break (shard_neighbor_contacts_reopen): a self-touching lattice body whose own candidates exclude
+ * bonded partners loses random bonds; the reopened rows must hold every pair a fresh build over the unbroken
+ * bonds finds (the same rows plus broken partners farther out, up to a second skin), sorted by global id, each
+ * once, and nothing else changes. */
+static void test_contacts_reopen(void)
+{
+    enum { L = 7 };
+    size_t n = L * L * L;
+    const double radius[1] = {0.06}, skin = 0.01, h = 0.22;
+    const uint8_t self[1] = {1};
+    shard_particles p = {0};
+    shard_particles_reserve(&p, n);
+    p.n_owned = p.n_local = n;
+    double *X = malloc(3 * n * sizeof *X);
+    for (size_t i = 0; i < n; i++) {
+        p.gid[i] = (int64_t)i, p.body[i] = 0;
+        size_t c[3] = {i % L, (i / L) % L, i / (L * L)};
+        for (int k = 0; k < 3; k++)
+            X[3 * i + k] = 0.1 * (double)c[k], p.x[3 * i + k] = X[3 * i + k] + 0.005 * rnd();
+    }
+    int64_t bs[2] = {0, (int64_t)n};
+    shard_csr ref = {0}, act = {0}, cand = {0}, fresh = {0};
+    shard_neighbor_bonds(n, X, 1, bs, &h, &ref);
+    uint8_t *broken = calloc((size_t)ref.start[n] + 1, 1);
+    shard_cells cells = {0};
+    shard_neighbor_contacts(&p, radius, self, &ref, skin, &cells, &cand); /* intact: no own-body candidate */
+    SHARD_ENSURE(cand.start[n] == 0);
+    /* break a random fifth of the bonds, on both sides */
+    int32_t *lost = malloc(n * sizeof *lost);
+    size_t n_lost = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int64_t b = ref.start[i]; b < ref.start[i + 1]; b++) {
+            size_t j = (size_t)ref.idx[b];
+            if (j > i && rnd() > 0.8) {
+                broken[b] = 1;
+                for (int64_t c = ref.start[j]; c < ref.start[j + 1]; c++)
+                    broken[c] |= (size_t)ref.idx[c] == i;
+            }
+        }
+    for (size_t i = 0; i < n; i++) {
+        int any = 0;
+        for (int64_t b = ref.start[i]; b < ref.start[i + 1]; b++)
+            any |= broken[b];
+        if (any)
+            lost[n_lost++] = (int32_t)i;
+    }
+    shard_csr_reserve(&act, n, (size_t)ref.start[n] + 1);
+    act.n = n, act.start[0] = 0;
+    int64_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int64_t b = ref.start[i]; b < ref.start[i + 1]; b++)
+            if (!broken[b])
+                act.idx[m++] = ref.idx[b];
+        act.start[i + 1] = m;
+    }
+    shard_neighbor_contacts_reopen(&p, radius, skin, &ref, broken, lost, n_lost, &cand);
+    shard_neighbor_contacts(&p, radius, self, &act, skin, &cells, &fresh);
+    long missing = 0, unsorted = 0, beyond = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t c = cand.start[i];
+        for (int64_t f = fresh.start[i]; f < fresh.start[i + 1]; f++) {
+            while (c < cand.start[i + 1] && p.gid[cand.idx[c]] < p.gid[fresh.idx[f]])
+                c++;
+            missing += !(c < cand.start[i + 1] && cand.idx[c] == fresh.idx[f]);
+        }
+        for (c = cand.start[i]; c < cand.start[i + 1]; c++) {
+            unsorted += c > cand.start[i] && p.gid[cand.idx[c - 1]] >= p.gid[cand.idx[c]];
+            double cut = 2.0 * radius[0] + 2.0 * skin;
+            beyond += dist2(p.x + 3 * i, p.x + 3 * (size_t)cand.idx[c]) >= cut * cut;
+        }
+    }
+    printf("contacts reopened: %zu of %zu particles lost bonds; %lld candidates (a fresh build: %lld); missing "
+           "%ld, unsorted %ld, beyond two skins %ld\n", n_lost, n, (long long)cand.start[n],
+           (long long)fresh.start[n], missing, unsorted, beyond);
+    SHARD_ENSURE(fresh.start[n] > 100); /* the case has content */
+    SHARD_ENSURE(missing == 0 && unsorted == 0 && beyond == 0);
+    SHARD_ENSURE(cand.start[n] >= fresh.start[n]);
+    free(X), free(broken), free(lost);
+    shard_csr_free(&ref), shard_csr_free(&act), shard_csr_free(&cand), shard_csr_free(&fresh);
+    shard_cells_free(&cells);
+    shard_particles_free(&p);
+}
+
 /* Points whose cells a linear key ix + dims0 (iy + dims1 iz) would give the same number (it overflows int64
  * over a bounding box of 10^7 cells a side): the sparse list keeps the coordinates apart, so each cell's range
  * holds its own point only. */
@@ -310,5 +393,6 @@ int main(void)
     test_cells_far_apart();
     test_bonds();
     test_contacts();
+    test_contacts_reopen();
     return SHARD_TEST_RESULT();
 }

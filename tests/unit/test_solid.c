@@ -1,5 +1,6 @@
 /* Solid: the meshless elasticity / plasticity kernels of solid.h checked against closed forms and finite
  * differences, on hand-built simple-cubic blocks (one rank, no ghosts: local index = global id). */
+#include "shard/fracture.h"
 #include "shard/neighbor.h"
 #include "shard/solid.h"
 #include "test.h"
@@ -765,6 +766,185 @@ static void test_damping(void)
     block_free(&b1);
 }
 
+/* ---------------------------------------------------------------- fracture: bond-based particles, energy rule */
+
+/* Sets up block b as breaking by the stretch rule at s_c (nothing breaks here: the kernels only need the
+ * body's constants), with the micromodulus c_0 and the intact moments of fracture.h. */
+static void block_breakable(block *b, int criterion, double threshold)
+{
+    b->sp.frac = (shard_fracture_params){.criterion = criterion, .threshold = threshold, .weibull_norm = 1.0};
+    b->sp.c0 = shard_fracture_micromodulus(YOUNG, POISSON, SPACING, SUPPORT * SPACING);
+    shard_solid_reference_moments(&b->p, &b->bonds, &b->sp, &b->a);
+    shard_solid_moments(&b->p, &b->bonds, &b->sp, &b->a, SVD_THRESHOLD);
+}
+
+/* sum_j w_j |n_j| over the full stencil of the lattice (fracture.h's S_1), by its definition. */
+static double lattice_s1(void)
+{
+    double s1 = 0.0;
+    for (int a = -3; a <= 3; a++)
+        for (int c = -3; c <= 3; c++)
+            for (int d = -3; d <= 3; d++) {
+                double n2 = a * a + c * c + d * d, q = 1.0 - n2 / (SUPPORT * SUPPORT);
+                if (n2 > 0.0 && q > 0.0)
+                    s1 += q * q * q * sqrt(n2);
+            }
+    return s1;
+}
+
+/* Bond-based particles (fracture.h): c_0 makes a uniformly stretched stencil store 9 K e^2 / 2 per volume and
+ * carry the virial stress K tr(eps) I (scaled by the share of the full stencil the particle has); a block with
+ * bond-based particles of several scales alpha, correspondence particles with a loss of stiffness beta, and the
+ * stabilisation on has forces that are exactly -dW/dx and sum to zero. */
+static void test_bond_based(void)
+{
+    double K = YOUNG / (3.0 * (1.0 - 2.0 * POISSON)), e = 1e-3;
+    block b;
+    block_init(&b, 0, 0, 0, 0, 0);
+    block_breakable(&b, SHARD_FRACTURE_RANKINE, 1e30);
+    for (size_t q = 0; q < b.n; q++) {
+        b.a.scale[2 * q] = 1.0;
+        for (int r = 0; r < 3; r++)
+            b.p.x[3 * q + r] = (1.0 + e) * b.p.X[3 * q + r];
+    }
+    size_t in = block_index(2, 1, 2);
+    double share = 0.0; /* sum w |n| over its bonds / S_1 */
+    for (int64_t k = b.bonds.start[in]; k < b.bonds.start[in + 1]; k++) {
+        const double *Xi = b.p.X + 3 * in, *Xj = b.p.X + 3 * (size_t)b.bonds.idx[k];
+        double n2 = 0.0;
+        for (int r = 0; r < 3; r++)
+            n2 += (Xj[r] - Xi[r]) * (Xj[r] - Xi[r]) / (SPACING * SPACING);
+        double q = 1.0 - n2 / (SUPPORT * SUPPORT);
+        share += q * q * q * sqrt(n2);
+    }
+    share /= lattice_s1();
+    double *each = malloc(b.n * sizeof *each), *next = each;
+    shard_solid_energy(&b.p, &b.bonds, &b.sp, &b.a, block_add_each, &next);
+    double *f = malloc(3 * b.n * sizeof *f);
+    block_forces(&b, 0.0, f);
+    const double *sg = b.a.sigma + 7 * in;
+    double W = each[in] / b.p.volume[in], p_mean = (sg[0] + sg[3] + sg[5]) / 3.0;
+    printf("bond-based, uniform stretch %g: W / (9 K e^2 / 2) = %.6f, mean stress / (3 K e) = %.6f, stencil "
+           "share %.6f\n", e, W / (4.5 * K * e * e), p_mean / (3.0 * K * e), share);
+    /* exact for e -> 0; the stretch of a bond is e exactly, the virial's y y^T / |y| carries (1 + e) */
+    SHARD_ENSURE_NEAR(W / (4.5 * K * e * e), share, 1e-12);
+    SHARD_ENSURE_NEAR(p_mean / (3.0 * K * e), share * (1.0 + e), 1e-12);
+    free(each);
+    block_free(&b);
+
+    /* mixed block: exact gradient and zero total force */
+    block_init(&b, 0, 0, 0, 0, 0);
+    block_breakable(&b, SHARD_FRACTURE_STRETCH, 1.0);
+    b.sp.ks = shard_solid_stabilization_stiffness(0.1, YOUNG, SPACING, SUPPORT * SPACING);
+    const size_t bb[] = {block_index(2, 1, 3), block_index(0, 2, 3), block_index(0, 0, 0), block_index(3, 2, 2),
+                         block_index(1, 1, 1)};
+    for (size_t t = 0; t < sizeof bb / sizeof bb[0]; t++)
+        b.a.scale[2 * bb[t]] = 0.3 + 0.15 * (double)t;
+    b.a.scale[2 * block_index(2, 2, 2) + 1] = 0.4; /* beta = 0.6 */
+    b.a.scale[2 * block_index(4, 3, 5) + 1] = 0.25;
+    shard_solid_mode_sync(&b.p, &b.bonds, &b.a);
+    SHARD_ENSURE(b.a.mode[2 * block_index(2, 2, 2)] == 1.0); /* a partner of (2, 1, 3) */
+    SHARD_ENSURE(b.a.mode[2 * block_index(4, 0, 5)] == 0.0);
+    block_smooth_deform(&b);
+    check_forces_are_energy_gradient(&b, "bond-based and correspondence particles, beta, stabilisation");
+    double fmax_ = block_forces(&b, 0.0, f), sum[3] = {0, 0, 0};
+    for (size_t q = 0; q < b.n; q++)
+        for (int k = 0; k < 3; k++)
+            sum[k] += f[3 * q + k];
+    double rel = sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]) / fmax_;
+    printf("bond-based: |sum f| / max|f| = %.3g\n", rel);
+    SHARD_ENSURE(rel < 1e-12);
+    free(f);
+    block_free(&b);
+}
+
+/* b->bonds without the bonds between particle q and the partners for which drop(k) (k: the partner's place in
+ * q's row) is set, on both sides. */
+static void block_drop_bonds(block *b, size_t q, const int *drop)
+{
+    shard_csr out = {0};
+    shard_csr_reserve(&out, b->n, (size_t)b->bonds.start[b->n] + 1);
+    out.n = b->n;
+    int64_t m = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        out.start[i] = m;
+        for (int64_t k = b->bonds.start[i]; k < b->bonds.start[i + 1]; k++) {
+            size_t j = (size_t)b->bonds.idx[k];
+            int gone = 0;
+            if (i == q)
+                gone = drop[k - b->bonds.start[q]];
+            else if (j == q)
+                for (int64_t l = b->bonds.start[q]; l < b->bonds.start[q + 1]; l++)
+                    gone |= (size_t)b->bonds.idx[l] == i && drop[l - b->bonds.start[q]];
+            if (!gone)
+                out.idx[m++] = b->bonds.idx[k];
+        }
+    }
+    out.start[b->n] = m;
+    shard_csr_free(&b->bonds);
+    b->bonds = out;
+}
+
+/* The energy rule of a break (fracture.h): whatever bonds particle q loses, the energy of q and of its former
+ * partners after their moments are recomputed is never above what they had, and the rule must have acted
+ * (beta < 1 somewhere, and a switch to bond-based when most of the stencil is gone). */
+static void test_break_energy(void)
+{
+    int raised = 0, switched = 0;
+    double worst = -INFINITY;
+    for (int trial = 0; trial < 40; trial++) {
+        block b;
+        block_init(&b, 0, 0, 0, 0, 0);
+        block_breakable(&b, SHARD_FRACTURE_STRETCH, 1.0);
+        b.sp.ks = shard_solid_stabilization_stiffness(0.1, YOUNG, SPACING, SUPPORT * SPACING);
+        block_smooth_deform(&b);
+        for (size_t r = 0; r < 3 * b.n; r++)
+            b.p.x[r] += 0.01 * SPACING * rnd();
+        double *f = malloc(3 * b.n * sizeof *f), *e0 = malloc(b.n * sizeof *e0), *e1 = malloc(b.n * sizeof *e1);
+        block_forces(&b, 0.0, f);
+        double *next = e0;
+        shard_solid_energy(&b.p, &b.bonds, &b.sp, &b.a, block_add_each, &next);
+        size_t q = block_index(1 + trial % 3, 1 + trial % 2, 1 + trial % 4);
+        int nb = (int)(b.bonds.start[q + 1] - b.bonds.start[q]), drop[128];
+        double frac = trial < 20 ? 0.15 : 0.75; /* a few bonds, or most of them */
+        int32_t list[128];
+        size_t nl = 0;
+        list[nl++] = (int32_t)q;
+        for (int k = 0; k < nb; k++) {
+            drop[k] = 0.5 * (rnd() + 1.0) < frac;
+            if (drop[k])
+                list[nl++] = b.bonds.idx[b.bonds.start[q] + k];
+        }
+        shard_solid_energy_before(&b.p, &b.bonds, &b.sp, &b.a, list, nl); /* with the bonds still there */
+        block_drop_bonds(&b, q, drop);
+        /* the rule runs over the sorted list of the particles that lost bonds */
+        for (size_t u = 1; u < nl; u++)
+            for (size_t v = u; v > 0 && list[v - 1] > list[v]; v--) {
+                int32_t t = list[v];
+                list[v] = list[v - 1], list[v - 1] = t;
+            }
+        int changed = 0;
+        shard_solid_moments_list(&b.p, &b.bonds, &b.sp, &b.a, SVD_THRESHOLD, list, nl, NULL, &changed);
+        switched += changed;
+        shard_solid_mode_sync(&b.p, &b.bonds, &b.a);
+        next = e1;
+        shard_solid_energy(&b.p, &b.bonds, &b.sp, &b.a, block_add_each, &next);
+        for (size_t u = 0; u < nl; u++) {
+            size_t i = (size_t)list[u];
+            /* the stabilisation's part (not in the rule) only falls: fewer terms, J the least-squares fit */
+            worst = fmax(worst, (e1[i] - e0[i]) / fabs(e0[i]));
+            SHARD_ENSURE(e1[i] <= e0[i] * (1.0 + 1e-12));
+            raised += b.a.scale[2 * i + 1] > 0.0;
+        }
+        free(f), free(e0), free(e1);
+        block_free(&b);
+    }
+    printf("break energy: 40 losses, largest relative change of a particle's energy %.3g; beta < 1 at %d particles; "
+           "switches to bond-based: %d\n", worst, raised, switched);
+    SHARD_ENSURE(raised);
+    SHARD_ENSURE(switched > 0);
+}
+
 int main(void)
 {
     test_pinv();
@@ -778,5 +958,7 @@ int main(void)
     test_momentum();
     test_plasticity();
     test_damping();
+    test_bond_based();
+    test_break_energy();
     return SHARD_TEST_RESULT();
 }
