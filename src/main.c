@@ -4,6 +4,7 @@
 #include "shard/insitu.h"
 #include "shard/partition_report.h"
 #include "shard/run.h"
+#include "shard_git_hash.h" /* generated at build time (cmake/git_hash.cmake) */
 
 #include <errno.h>
 #include <libfyaml.h>
