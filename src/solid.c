@@ -728,9 +728,16 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         memcpy(ep, a->eps_p + 6 * k, sizeof ep);
         shard_solid_material(s, J, Jd, ep, 0.0, P, S);
         /* an inverted particle has no Cauchy stress: it is written as 0 and flagged instead; debris (no
-         * bond left) carries none */
+         * bond left) carries none; a bond-based particle (fracture.h) carries alpha times its bonds' virial
+         * stress and has no J to invert, a correspondence particle beta times its stress */
         double sg[6];
-        double det = shard_solid_cauchy(P, J, sg);
+        double det = shard_solid_cauchy(P, J, sg), alpha = a->scale[2 * k], beta = 1.0 - a->scale[2 * k + 1];
+        if (alpha != 0.0) {
+            shard_solid_bond_stress(p, bonds, s, i, sg);
+            det = 1.0;
+        }
+        for (int m = 0; m < 6; m++)
+            sg[m] *= alpha != 0.0 ? alpha : beta;
         if (bonds->start[i + 1] == bonds->start[i])
             memset(sg, 0, sizeof sg);
         if (inverted)
@@ -754,6 +761,8 @@ size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, co
 {
     size_t n = 0;
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        if (a->scale[2 * (i - a->first)] != 0.0) /* bond-based (fracture.h): no J, nothing to invert */
+            continue;
         double J[9];
         shard_solid_gradient(p, bonds, sp, a, i, J);
         if (!(shard_solid_det(J) > 0.0)) {

@@ -219,14 +219,16 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
  * reader sees the same components; 0 where det J <= 0, an inverted particle, flagged 1 in `inverted`), its
  * von Mises equivalent sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
  * Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
- * terms); the plastic strain is read, never advanced, so calling this never changes the state.  Any output
- * pointer may be NULL.  Local. */
+ * terms), times beta for a particle that lost stiffness at its breaks; a bond-based particle shows alpha times
+ * its bonds' virial stress and is never inverted (fracture.h).  The plastic strain is read, never advanced, so
+ * calling this never changes the state.  Any output pointer may be NULL.  Local. */
 void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, double *sigma, double *von_mises, double *plastic,
                         int32_t *inverted);
 
-/* The number of owned particles of the block with det J <= 0 (inverted) at the current positions, and in
- * *first (when there is one) the local index of the one with the smallest global id. Local. */
+/* The number of owned correspondence particles of the block with det J <= 0 (inverted) at the current
+ * positions (a bond-based one has no J, fracture.h), and in *first (when there is one) the local index of the
+ * one with the smallest global id. Local. */
 size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                             const shard_solid_arrays *a, size_t *first);
 
