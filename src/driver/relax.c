@@ -254,12 +254,13 @@ static void shard_sim_relax_dots(shard_sim *s, int n, const double *const *a, co
         out[k] = shard_xsum_round(&acc[k]);
 }
 
-/* d = a + beta d on the free particles, 0 on the prescribed ones. */
+/* d = a + beta d on the free particles, 0 on the prescribed ones; beta = 0 (a restart) never reads d, which
+ * may hold anything then (its first use: 0 times a NaN left in the memory is a NaN). */
 static void shard_sim_relax_direction(const shard_particles *p, double beta, double *d)
 {
     for (size_t i = 0; i < p->n_owned; i++)
         for (size_t q = 3 * i; q < 3 * i + 3; q++)
-            d[q] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0 : p->a[q] + beta * d[q];
+            d[q] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0 : beta == 0.0 ? p->a[q] : p->a[q] + beta * d[q];
 }
 
 /* Nonlinear conjugate gradients on the potential energy (the method of LAMMPS's `minimize cg`): the gradient is
@@ -278,7 +279,7 @@ static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double 
     shard_particles *p = &s->p;
     int rank = shard_comm_rank(s->comm);
     size_t n3 = 3 * p->n_owned;
-    double *xk = shard_malloc((n3 + 1) * sizeof *xk), *d = shard_malloc((n3 + 1) * sizeof *d);
+    double *xk = shard_malloc((n3 + 1) * sizeof *xk), *d = shard_calloc(n3 + 1, sizeof *d);
     double *a_old = shard_malloc((n3 + 1) * sizeof *a_old);
     double spacing = shard_sim_relax_spacing(s);
     /* the start: r = m a, z = a, d = z */
