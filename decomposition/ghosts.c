@@ -15,8 +15,15 @@ struct shard_ghosts {
     const shard_field_desc *rows[32];
     size_t record_bytes;
     /* buffers kept between rebuilds */
-    double *boxes;
+    double *boxes;               /* every rank's cluster boxes, SHARD_GHOSTS_BOX doubles each */
     size_t cap_boxes;
+    int *box_count, *box_displ;  /* per rank (in boxes) */
+    double *mine;                /* this rank's boxes */
+    size_t cap_mine;
+    int32_t *cluster;            /* per owned particle: its cluster, the index of its box among this rank's */
+    size_t cap_cluster;
+    int32_t *near_start, *near_box; /* per own cluster, for the neighbour being scanned: boxes within cutoff */
+    size_t cap_near_start, cap_near_box;
     int *nbr, *send_count, *recv_count;
     size_t cap_rank;
     int32_t *send_idx;
@@ -53,12 +60,14 @@ void shard_ghosts_destroy(shard_ghosts **gp)
     shard_ghosts *g = *gp;
     shard_halo_destroy(&g->halo);
     free(g->boxes), free(g->nbr), free(g->send_count), free(g->recv_count), free(g->send_idx);
+    free(g->mine), free(g->box_count), free(g->box_displ), free(g->cluster), free(g->near_start), free(g->near_box);
     free(g->sbuf), free(g->rbuf), free(g->req), free(g->self);
     free(g);
     *gp = NULL;
 }
 
 uint64_t shard_ghosts_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes + shard_halo_bytes(g->halo) : 0; }
+uint64_t shard_ghosts_rebuild_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes : 0; }
 const shard_halo *shard_ghosts_halo(const shard_ghosts *g) { return g ? g->halo : NULL; }
 
 void shard_ghosts_forward(shard_ghosts *g, shard_particles *p)
@@ -92,8 +101,6 @@ static double shard_ghosts_point_gap2(const double *box, const double *x)
     }
     return g2;
 }
-
-static int shard_ghosts_box_nonempty(const double *b) { return b[0] <= b[3]; }
 
 /* Is owned particle i in the bond send list to rank q? (lists are sorted by local index) */
 static int shard_ghosts_bond_sent(const shard_halo *bh, int q, int32_t i)
@@ -129,64 +136,212 @@ static int shard_ghosts_bond_sent_any(shard_halo *const *halos, int n, int q, in
     return 0;
 }
 
+/* A box of the exchange: body, then lo[3], hi[3]. */
+enum { SHARD_GHOSTS_BOX = 7, SHARD_GHOSTS_MAX_BOXES = 256 };
+
+/* Cells of the clustering: an open-addressing table keyed by (body, cell coordinates). */
+typedef struct shard_ghosts_cell {
+    int64_t key[4];
+    int32_t id;          /* dense index of the cell, -1: slot empty */
+} shard_ghosts_cell;
+
+static uint64_t shard_ghosts_hash(const int64_t *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int q = 0; q < 4; q++) {
+        h ^= (uint64_t)k[q] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h *= 0xbf58476d1ce4e5b9ull;
+    }
+    return h ^ (h >> 31);
+}
+
+/* The dense index of cell k, or -1 when absent; with `key_of` (room for a new one) it is added when absent:
+ * key_of[id] then points at its key. */
+static int32_t shard_ghosts_cell_id(shard_ghosts_cell *t, size_t mask, const int64_t *k, int32_t *n_cells,
+                                    const int64_t **key_of)
+{
+    size_t h = (size_t)shard_ghosts_hash(k) & mask;
+    for (;; h = (h + 1) & mask) {
+        shard_ghosts_cell *c = &t[h];
+        if (c->id < 0) {
+            if (!key_of)
+                return -1;
+            memcpy(c->key, k, sizeof c->key);
+            c->id = *n_cells;
+            key_of[c->id] = c->key;
+            return (*n_cells)++;
+        }
+        if (memcmp(c->key, k, sizeof c->key) == 0)
+            return c->id;
+    }
+}
+
+static int32_t shard_ghosts_root(int32_t *up, int32_t a)
+{
+    while (up[a] != a)
+        a = up[a] = up[up[a]];
+    return a;
+}
+
+/* Clusters of this rank's owned particles, one box each: particles of one body whose cells (of edge `cell`)
+ * touch (26 neighbours) form a cluster, and its box is the bounding box of its particles.  A rank that owns one
+ * compact piece of a body gets one box for it, as before; one whose pieces have flown apart gets one per piece,
+ * so that its boxes do not stretch over the space in between.  The edge doubles until there are at most
+ * SHARD_GHOSTS_MAX_BOXES clusters (or no longer lowers their number: one cell per body).  Returns the number
+ * of boxes, written at g->mine. */
+static size_t shard_ghosts_clusters(shard_ghosts *g, const shard_particles *p, double cell)
+{
+    size_t n = p->n_owned;
+    shard_reserve((void **)&g->cluster, &g->cap_cluster, n + 1, sizeof *g->cluster);
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    shard_ghosts_cell *t = shard_malloc(cap * sizeof *t);
+    int32_t *cell_of = shard_malloc((n + 1) * sizeof *cell_of), *up = shard_malloc((n + 1) * sizeof *up);
+    int32_t *id = shard_malloc((n + 1) * sizeof *id);
+    const int64_t **key_of = shard_malloc((n + 1) * sizeof *key_of);
+    size_t n_boxes = 0, last = 0;
+    for (int attempt = 0;; attempt++, cell *= 2.0) {
+        for (size_t q = 0; q < cap; q++)
+            t[q].id = -1;
+        int32_t n_cells = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t k[4] = {p->body[i], (int64_t)floor(p->x[3 * i] / cell), (int64_t)floor(p->x[3 * i + 1] / cell),
+                            (int64_t)floor(p->x[3 * i + 2] / cell)};
+            cell_of[i] = shard_ghosts_cell_id(t, cap - 1, k, &n_cells, key_of);
+        }
+        for (int32_t c = 0; c < n_cells; c++)
+            up[c] = c;
+        /* union of touching cells: each cell looks at the 13 neighbours ahead of it */
+        for (int32_t c = 0; c < n_cells; c++) {
+            const int64_t *k = key_of[c];
+            for (int dz = -1; dz <= 1; dz++)
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        if (dz < 0 || (dz == 0 && (dy < 0 || (dy == 0 && dx <= 0))))
+                            continue;
+                        int64_t q[4] = {k[0], k[1] + dx, k[2] + dy, k[3] + dz};
+                        int32_t d = shard_ghosts_cell_id(t, cap - 1, q, &n_cells, NULL);
+                        if (d < 0)
+                            continue;
+                        int32_t ra = shard_ghosts_root(up, c), rb = shard_ghosts_root(up, d);
+                        if (ra != rb)
+                            up[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+                    }
+        }
+        n_boxes = 0;
+        for (int32_t c = 0; c < n_cells; c++)
+            id[c] = shard_ghosts_root(up, c) == c ? (int32_t)n_boxes++ : -1;
+        if (n_boxes <= SHARD_GHOSTS_MAX_BOXES || n_boxes == last || attempt >= 60)
+            break;
+        last = n_boxes;
+    }
+    shard_reserve((void **)&g->mine, &g->cap_mine, SHARD_GHOSTS_BOX * n_boxes + 1, sizeof *g->mine);
+    double *out = g->mine;
+    for (size_t b = 0; b < n_boxes; b++) {
+        double *o = out + SHARD_GHOSTS_BOX * b;
+        o[0] = -1.0;
+        for (int k = 0; k < 3; k++)
+            o[1 + k] = INFINITY, o[4 + k] = -INFINITY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int32_t b = id[shard_ghosts_root(up, cell_of[i])];
+        g->cluster[i] = b;
+        double *o = out + SHARD_GHOSTS_BOX * (size_t)b;
+        o[0] = (double)p->body[i];
+        for (int k = 0; k < 3; k++) {
+            o[1 + k] = fmin(o[1 + k], p->x[3 * i + k]);
+            o[4 + k] = fmax(o[4 + k], p->x[3 * i + k]);
+        }
+    }
+    free(t), free(cell_of), free(up), free(id), free(key_of);
+    return n_boxes;
+}
+
+/* May particles of the bodies of boxes a and b touch (different bodies, or one that touches itself)? */
+static int shard_ghosts_bodies_touch(const shard_ghosts *g, const double *a, const double *b)
+{
+    return a[0] != b[0] || g->self[(int)a[0]];
+}
+
 void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, shard_halo *const *bond_halos,
                           int n_halos, double cutoff)
 {
     size_t n_own = p->n_owned, first = p->n_owned + p->n_bond_ghost;
     p->n_local = first;
+    int np = c->size;
 
-    /* One bounding box per body of the owned particles (empty: lo > hi).  Contacts join particles of different
-     * bodies (and of one body that touches itself), so a particle is sent only where another body's box (or,
-     * for such a body, its own) is near: a single-body block that cannot break sends no contact ghost. */
-    size_t nb = (size_t)g->n_bodies, stride = 6 * nb;
-    shard_reserve((void **)&g->boxes, &g->cap_boxes, stride * (size_t)c->size, sizeof *g->boxes);
-    double *boxes = g->boxes;
-    double *box = boxes + stride * (size_t)c->rank;
-    for (size_t b = 0; b < nb; b++)
-        for (int k = 0; k < 3; k++)
-            box[6 * b + k] = INFINITY, box[6 * b + 3 + k] = -INFINITY;
-    for (size_t i = 0; i < n_own; i++) {
-        double *bb = box + 6 * (size_t)p->body[i];
-        for (int k = 0; k < 3; k++) {
-            bb[k] = fmin(bb[k], p->x[3 * i + k]);
-            bb[3 + k] = fmax(bb[3 + k], p->x[3 * i + k]);
-        }
-    }
-    SHARD_MPI(c, MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, boxes, (int)stride, MPI_DOUBLE, c->world));
-    g->rebuild_bytes += stride * sizeof(double) * (uint64_t)(c->size - 1);
-
-    /* Neighbours: some body on one rank within cutoff of another body on the other.  Evaluated with the lower
-     * rank's boxes first so that both ranks of a pair compute exactly the same expression and agree. */
-    double cut2 = cutoff * cutoff;
-    int n_nbr = 0;
-    shard_reserve((void **)&g->nbr, &g->cap_rank, (size_t)c->size + 1, sizeof(int));
+    /* This rank's cluster boxes, then everyone's.  Contacts join particles of different bodies (and of one
+     * body that touches itself), so a particle is sent only where another body's box (or, for such a body,
+     * its own) is near: a single-body block that cannot break sends no contact ghost. */
+    size_t n_mine = n_own ? shard_ghosts_clusters(g, p, 2.0 * cutoff) : 0;
+    const double *mine = g->mine;
+    shard_reserve((void **)&g->nbr, &g->cap_rank, (size_t)np + 1, sizeof(int));
     size_t cap = g->cap_rank;
     g->send_count = shard_realloc(g->send_count, cap * sizeof(int));
     g->recv_count = shard_realloc(g->recv_count, cap * sizeof(int));
+    g->box_count = shard_realloc(g->box_count, cap * sizeof(int));
+    g->box_displ = shard_realloc(g->box_displ, cap * sizeof(int));
+    int n_mine_i = (int)n_mine * SHARD_GHOSTS_BOX;
+    SHARD_MPI(c, MPI_Allgather(&n_mine_i, 1, MPI_INT, g->box_count, 1, MPI_INT, c->world));
+    size_t total = 0;
+    for (int q = 0; q < np; q++) {
+        g->box_displ[q] = (int)total;
+        total += (size_t)g->box_count[q];
+    }
+    shard_reserve((void **)&g->boxes, &g->cap_boxes, total + 1, sizeof *g->boxes);
+    SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count, g->box_displ, MPI_DOUBLE,
+                                c->world));
+    g->rebuild_bytes += (uint64_t)(np - 1) * (sizeof(int) + (uint64_t)n_mine_i * sizeof(double));
+    const double *boxes = g->boxes;
+
+    /* Neighbours: some box on one rank within cutoff of a box on the other whose bodies may touch.  Evaluated
+     * with the lower rank's boxes first so that both ranks of a pair compute exactly the same expression and
+     * agree. */
+    double cut2 = cutoff * cutoff;
+    int n_nbr = 0;
     int *nbr = g->nbr, *send_count = g->send_count, *recv_count = g->recv_count;
-    for (int q = 0; q < c->size; q++) {
+    for (int q = 0; q < np; q++) {
         if (q == c->rank)
             continue;
-        const double *lo = boxes + stride * (size_t)(q < c->rank ? q : c->rank);
-        const double *hi = boxes + stride * (size_t)(q < c->rank ? c->rank : q);
+        int lo_r = q < c->rank ? q : c->rank, hi_r = q < c->rank ? c->rank : q;
+        const double *lo = boxes + g->box_displ[lo_r], *hi = boxes + g->box_displ[hi_r];
+        int nlo = g->box_count[lo_r] / SHARD_GHOSTS_BOX, nhi = g->box_count[hi_r] / SHARD_GHOSTS_BOX;
         int near = 0;
-        for (size_t a = 0; a < nb && !near; a++)
-            for (size_t b = 0; b < nb && !near; b++)
-                near = (a != b || g->self[a]) && shard_ghosts_box_nonempty(lo + 6 * a) && shard_ghosts_box_nonempty(hi + 6 * b) &&
-                       shard_ghosts_box_gap2(lo + 6 * a, hi + 6 * b) < cut2;
+        for (int a = 0; a < nlo && !near; a++)
+            for (int b = 0; b < nhi && !near; b++) {
+                const double *A = lo + SHARD_GHOSTS_BOX * a, *B = hi + SHARD_GHOSTS_BOX * b;
+                near = shard_ghosts_bodies_touch(g, A, B) && shard_ghosts_box_gap2(A + 1, B + 1) < cut2;
+            }
         if (near)
             nbr[n_nbr++] = q;
     }
 
+    /* Send lists: for each neighbour, the boxes of it near each own cluster, then the particles of those
+     * clusters near one of them. */
     size_t n_send = 0;
+    shard_reserve((void **)&g->near_start, &g->cap_near_start, n_mine + 2, sizeof *g->near_start);
     for (int k = 0; k < n_nbr; k++) {
         send_count[k] = recv_count[k] = 0;
-        const double *bq = boxes + stride * (size_t)nbr[k];
+        const double *bq = boxes + g->box_displ[nbr[k]];
+        int nq = g->box_count[nbr[k]] / SHARD_GHOSTS_BOX;
+        size_t nn = 0;
+        for (size_t a = 0; a < n_mine; a++) {
+            g->near_start[a] = (int32_t)nn;
+            for (int b = 0; b < nq; b++) {
+                const double *A = mine + SHARD_GHOSTS_BOX * a, *B = bq + SHARD_GHOSTS_BOX * b;
+                if (shard_ghosts_bodies_touch(g, A, B) && shard_ghosts_box_gap2(A + 1, B + 1) < cut2) {
+                    shard_reserve((void **)&g->near_box, &g->cap_near_box, nn + 1, sizeof *g->near_box);
+                    g->near_box[nn++] = b;
+                }
+            }
+        }
+        g->near_start[n_mine] = (int32_t)nn;
         for (size_t i = 0; i < n_own; i++) {
+            int32_t a = g->cluster[i];
             int near = 0;
-            for (size_t b = 0; b < nb && !near; b++)
-                near = (b != (size_t)p->body[i] || g->self[b]) && shard_ghosts_box_nonempty(bq + 6 * b) &&
-                       shard_ghosts_point_gap2(bq + 6 * b, p->x + 3 * i) < cut2;
+            for (int32_t e = g->near_start[a]; e < g->near_start[a + 1] && !near; e++)
+                near = shard_ghosts_point_gap2(bq + SHARD_GHOSTS_BOX * g->near_box[e] + 1, p->x + 3 * i) < cut2;
             if (!near || shard_ghosts_bond_sent_any(bond_halos, n_halos, nbr[k], (int32_t)i))
                 continue;
             shard_reserve((void **)&g->send_idx, &g->cap_send, n_send + 1, sizeof *g->send_idx);

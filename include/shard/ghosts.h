@@ -35,6 +35,8 @@ void shard_ghosts_forward(shard_ghosts *g, shard_particles *p);
 /* Local: bytes this rank has sent for contact ghosts so far (rebuilds and forwards), and the plan (NULL before
  * the first rebuild). */
 uint64_t shard_ghosts_bytes(const shard_ghosts *g);
+/* Local: of those, the bytes of the rebuilds (boxes, counts and records). */
+uint64_t shard_ghosts_rebuild_bytes(const shard_ghosts *g);
 const shard_halo *shard_ghosts_halo(const shard_ghosts *g);
 
 /* Collective; NULL-safe; nulls the pointer. */

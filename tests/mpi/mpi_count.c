@@ -3,7 +3,7 @@
  * Loaded into the ranks with LD_PRELOAD (mpiexec -x LD_PRELOAD=libmpi_count.so); each wrapper adds the bytes
  * and calls the PMPI_ entry.  At MPI_Finalize every rank prints
  *   mpi_count rank R: isend B1 neighbor B2 allgather B3 send B4
- * where allgather counts this rank's block once per other rank (what it sends), and send (blocking point to
+ * where allgather counts this rank's block once per other rank (what it sends; MPI_Allgatherv too), and send (blocking point to
  * point: the start-up distribution) is reported but is not halo traffic. */
 #include <mpi.h>
 #include <stdio.h>
@@ -62,6 +62,17 @@ int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int
     unsigned long long mine = sbuf == MPI_IN_PLACE ? mpi_count_bytes(rcount, rt) : mpi_count_bytes(scount, st);
     mpi_count_allgather += mine * (unsigned long long)(size - 1);
     return PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+                   const int displs[], MPI_Datatype rt, MPI_Comm comm)
+{
+    int size = 1, rank = 0;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    unsigned long long mine = sbuf == MPI_IN_PLACE ? mpi_count_bytes(rcounts[rank], rt) : mpi_count_bytes(scount, st);
+    mpi_count_allgather += mine * (unsigned long long)(size - 1);
+    return PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
 }
 
 int MPI_Finalize(void)

@@ -12,7 +12,9 @@
  * every particle of another body within cutoff of an owned particle is held; the bytes counted grow by the
  * box exchange, the counts and sum(SHARD_FIELD_CONTACT row bytes) per sent particle.  After owned particles
  * move, shard_ghosts_forward brings ghost x and v exactly; a second rebuild at the moved positions keeps the
- * plan's graph communicator.  A plate alone (one body on every rank) sends nothing.
+ * plan's graph communicator.  A plate alone (one body on every rank) sends nothing.  Boxes are per cluster of a
+ * rank's owned particles: two pieces of a body far apart on one rank, with another body between them on
+ * another rank, send nothing either.
  * Every rank exits 0 (pass) or 1 (fail). */
 #include "shard/comm.h"
 #include "shard/ghosts.h"
@@ -140,6 +142,18 @@ static double box_gap2(const double *a, const double *b)
 }
 
 static int box_nonempty(const double *b) { return b[0] <= b[3]; }
+
+/* Bytes a rebuild's box exchange sends from rank r: its box count and its boxes (7 doubles: body, lo, hi) to
+ * every other rank.  Each body's owned particles of a rank are one compact piece here, so one cluster box per
+ * body it owns particles of, the same box as the body's box of the rank. */
+static uint64_t box_bytes_of(const world *w, int size, int r)
+{
+    int has[NB] = {0}, n = 0;
+    for (int g = 0; g < w->n; g++)
+        if (w->owner[g] == r && !has[w->body[g]])
+            has[w->body[g]] = 1, n++;
+    return (uint64_t)(size - 1) * (sizeof(int) + (uint64_t)n * 7 * sizeof(double));
+}
 
 /* What rank r must hold: owned particles in gid order, bond ghosts (by owner rank, then gid), contact ghosts
  * (by owner rank, then gid); the bond plan; and the figures of a rebuild. */
@@ -338,7 +352,7 @@ int main(int argc, char **argv)
     expect_bonds(&w, size, rank, &e);
     expect_contacts(&w, size, rank, &e);
     const size_t rb = contact_record_bytes();
-    const uint64_t box_bytes = (uint64_t)6 * NB * sizeof(double) * (uint64_t)(size - 1);
+    const uint64_t box_bytes = box_bytes_of(&w, size, rank);
     int bad = 0, pairs = 0;
 
     shard_particles p = {0};
@@ -426,11 +440,43 @@ int main(int argc, char **argv)
     shard_ghosts *gp = shard_ghosts_create(NB, NULL);
     shard_ghosts_rebuild(gp, c, &q, NULL, 0, CUTOFF);
     SHARD_ENSURE(q.n_local == q.n_owned);
-    SHARD_ENSURE(shard_ghosts_bytes(gp) == box_bytes);
+    SHARD_ENSURE(shard_ghosts_bytes(gp) == box_bytes_of(&wp, size, rank));
     SHARD_ENSURE(shard_halo_graphs(shard_ghosts_halo(gp)) == 1);
     printf("%d ranks, rank %d, plate alone: %zu owned, %zu held after the rebuild, bytes %" PRIu64 " (expected %"
            PRIu64 ", the boxes alone)\n",
-           size, rank, q.n_owned, q.n_local, shard_ghosts_bytes(gp), box_bytes);
+           size, rank, q.n_owned, q.n_local, shard_ghosts_bytes(gp), box_bytes_of(&wp, size, rank));
+
+    /* Pieces apart: rank 0 owns two plates of body 0 far apart (x in [0, 0.3] and [1.0, 1.3]), the last rank a
+     * block of body 1 between them (x in [0.5, 0.8], 0.2 from each: more than the cutoff).  One box per body
+     * would stretch rank 0's box over the block; one box per cluster leaves every rank without a neighbour. */
+    if (size >= 2) {
+        shard_particles a = {0};
+        size_t n = 0;
+        shard_particles_reserve(&a, 64);
+        for (int piece = 0; piece < 3; piece++) {
+            int mine = piece == 1 ? rank == size - 1 : rank == 0;
+            for (int k = 0; mine && k < 4; k++)
+                for (int j = 0; j < 2; j++, n++) {
+                    double x0 = piece == 0 ? 0.0 : piece == 1 ? 0.5 : 1.0;
+                    a.gid[n] = 100 * piece + 10 * k + j, a.body[n] = piece == 1, a.flags[n] = 0, a.mass[n] = 1.0;
+                    a.volume[n] = 1e-3;
+                    double x[3] = {x0 + 0.1 * k, 0.1 * j, 0.0};
+                    memcpy(a.X + 3 * n, x, sizeof x), memcpy(a.x + 3 * n, x, sizeof x);
+                    memset(a.v + 3 * n, 0, 3 * sizeof(double));
+                }
+        }
+        a.n_owned = a.n_local = n, a.n_bond_ghost = 0;
+        shard_ghosts *ga = shard_ghosts_create(NB, NULL);
+        shard_ghosts_rebuild(ga, c, &a, NULL, 0, CUTOFF);
+        SHARD_ENSURE(a.n_local == a.n_owned);
+        uint64_t want = (uint64_t)(size - 1) * (sizeof(int) + (rank == 0 ? 2 : rank == size - 1 ? 1 : 0) * 7 * sizeof(double));
+        SHARD_ENSURE(shard_ghosts_bytes(ga) == want);
+        printf("%d ranks, rank %d, pieces apart: %zu owned, %zu contact ghosts (expected 0), bytes %" PRIu64
+               " (expected %" PRIu64 ": %d box(es))\n", size, rank, a.n_owned, a.n_local - a.n_owned,
+               shard_ghosts_bytes(ga), want, rank == 0 ? 2 : rank == size - 1 ? 1 : 0);
+        shard_ghosts_destroy(&ga);
+        shard_particles_free(&a);
+    }
 
     shard_ghosts_destroy(&g);
     shard_ghosts_destroy(&gp);
