@@ -121,6 +121,42 @@ void shard_halo_forward(shard_halo *h, int n_fields, const shard_halo_field *fie
     shard_halo_forward_end(h, n_fields, fields);
 }
 
+void shard_halo_forward_rows(shard_halo *h, int n_arrays, const shard_halo_rows *rows)
+{
+    size_t width = 0;
+    for (int a = 0; a < n_arrays; a++)
+        width += rows[a].row_bytes;
+    unsigned char *sbuf = shard_malloc(h->n_send * width + 1), *rbuf = shard_malloc(h->n_recv * width + 1);
+    unsigned char *s = sbuf;
+    for (size_t q = 0; q < h->n_send; q++) {
+        size_t i = (size_t)h->send_idx[q];
+        for (int a = 0; a < n_arrays; a++) {
+            memcpy(s, (const unsigned char *)rows[a].data + (i - rows[a].send_base) * rows[a].row_bytes,
+                   rows[a].row_bytes);
+            s += rows[a].row_bytes;
+        }
+    }
+    int n = h->n_nbr > 0 ? h->n_nbr : 1;
+    int *sc = shard_malloc((size_t)n * sizeof *sc), *sd = shard_malloc((size_t)n * sizeof *sd);
+    int *rc = shard_malloc((size_t)n * sizeof *rc), *rd = shard_malloc((size_t)n * sizeof *rd);
+    for (int k = 0; k < h->n_nbr; k++) {
+        if ((size_t)h->send_displ[k] * width + (size_t)h->send_count[k] * width > (size_t)INT32_MAX ||
+            (size_t)h->recv_displ[k] * width + (size_t)h->recv_count[k] * width > (size_t)INT32_MAX)
+            shard_fail_one(h->comm, SHARD_EXIT_INTERNAL, "halo rows of %zu bytes exceed MPI's int counts", width);
+        sc[k] = h->send_count[k] * (int)width, sd[k] = h->send_displ[k] * (int)width;
+        rc[k] = h->recv_count[k] * (int)width, rd[k] = h->recv_displ[k] * (int)width;
+    }
+    SHARD_MPI(h->comm, MPI_Neighbor_alltoallv(sbuf, sc, sd, MPI_BYTE, rbuf, rc, rd, MPI_BYTE, h->graph));
+    h->bytes += h->n_send * width;
+    const unsigned char *r = rbuf;
+    for (size_t q = 0; q < h->n_recv; q++)
+        for (int a = 0; a < n_arrays; a++) {
+            memcpy((unsigned char *)rows[a].data + (rows[a].recv_at + q) * rows[a].row_bytes, r, rows[a].row_bytes);
+            r += rows[a].row_bytes;
+        }
+    free(sbuf), free(rbuf), free(sc), free(sd), free(rc), free(rd);
+}
+
 void shard_halo_destroy(shard_halo **hp)
 {
     if (!hp || !*hp)

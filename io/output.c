@@ -185,6 +185,15 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
 /* The index block of this rank: ids [N r / P, N (r+1) / P). */
 static int64_t shard_output_block_lo(int64_t n, int r, int size) { return n * r / size; }
 
+void shard_output_owners_changed(shard_output *o)
+{
+    if (!o)
+        return;
+    free(o->index);
+    o->index = NULL;
+    o->index_built = 0;
+}
+
 static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_owned, const int64_t *gid)
 {
     int size = shard_comm_size(c), me = shard_comm_rank(c);

@@ -158,6 +158,37 @@ bodies:
 EOF
 }
 
+# job_shatter_scene FILE DIV V T_END WHO [EXTRA]: a brittle glass sphere (R = 50 mm, R / spacing = DIV; E = 72 GPa,
+# nu = 0.22, rho = 2440 kg/m^3, tensile strength 50 MPa with a Weibull scatter of modulus 8, surface sampling)
+# hitting a rigid plane at V m/s, run for T_END s; EXTRA (lines) is appended; WHO names the generating script.
+job_shatter_scene() {
+    local file=$1 div=$2 v=$3 t_end=$4 who=$5 extra=${6:-}
+    local s
+    s=$(awk -v d="$div" 'BEGIN { printf "%.10g", 0.05 / d }')
+    cat >"$file" <<EOF
+# A brittle sphere shattering on a plane (written by ${who})
+run:
+  end_time: ${t_end}
+  gravity: [0, 0, 0]
+materials:
+  glass:
+    density: 2440
+    E: 72e9
+    nu: 0.22
+    fracture: {tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}
+bodies:
+  - name: sphere
+    material: glass
+    shape: {sphere: {center: [0, 0, $(awk -v s="$s" 'BEGIN { printf "%.10g", 0.05 + 0.3 * s }')], radius: 0.05}}
+    spacing: ${s}
+    sampling: surface
+    velocity: [0, 0, -${v}]
+obstacles:
+  - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
+${extra}
+EOF
+}
+
 # ---- rank counts --------------------------------------------------------------------------------------------
 # job_ranks SPEC: the rank counts of SPEC, one per line.  SPEC is a list ("1 2 4 8", commas allowed) or
 # "pow2:MAX" (1 2 4 ... up to MAX, and MAX itself when it is not a power of two).

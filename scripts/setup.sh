@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libmetis-dev libhdf5-openmpi-dev
-          libfyaml-dev)
+          libfyaml-dev libtrilinos-zoltan-dev)
 if [ "${SHARD_TEST_DEPS:-0}" = 1 ]; then
   packages+=(lammps)
   # I/O tests: h5dump/h5ls, ParaView's own XDMF reader (pvpython) and an X server for its rendering.

@@ -1347,6 +1347,52 @@ static int shard_scene_parse_fragments(shard_scene_ctx *c, const shard_scene_nod
     return shard_scene_parse_section(c, n, path, &fragments_section, o);
 }
 
+static int shard_scene_parse_balance_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                            void *target)
+{
+    static const char *const names[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
+                                        [SHARD_BALANCE_GRAPH] = "graph"};
+    return shard_scene_parse_choice(c, n, path, names, 3, &((shard_balance_def *)target)->method);
+}
+
+static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                          void *target)
+{
+    static const char *const names[] = {[SHARD_BALANCE_COST_COUNTS] = "counts", [SHARD_BALANCE_COST_TIME] = "time"};
+    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_balance_def *)target)->cost);
+}
+
+static const shard_scene_field balance_rows[] = {
+    {.key = "every", .kind = FK_INT, .offset = offsetof(shard_balance_def, every), .r = GE(1), .def = {100}},
+    {.key = "threshold", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, threshold), .r = GE(1),
+     .def = {1.1}},
+    {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_method},
+    {.key = "cost", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_cost},
+    {.key = "ghost_growth", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, ghost_growth), .r = GE(0),
+     .def = {2.0}},
+};
+/* ghost_growth: 0 (never) or a factor >= 1 (a factor below 1 would repartition at every check). */
+static int shard_scene_check_balance(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
+{
+    const shard_balance_def *b = base;
+    if (b->ghost_growth > 0.0 && b->ghost_growth < 1.0) {
+        char sub[KEY_MAX];
+        shard_scene_child_path(sub, path, "ghost_growth");
+        return shard_scene_fail(c, shard_scene_map_get(node, "ghost_growth", NULL), sub,
+                                "must be 0 (never) or >= 1, got %g", b->ghost_growth);
+    }
+    return 0;
+}
+static const shard_scene_section balance_section = SECTION(balance_rows, 0, shard_scene_check_balance);
+
+static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    shard_balance_def *o = target;
+    o->enabled = 1;
+    shard_scene_make_loc(&o->loc, n, path);
+    return shard_scene_parse_section(c, n, path, &balance_section, o);
+}
+
 /* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
@@ -1402,6 +1448,7 @@ static const shard_scene_field top_rows[] = {
     {.key = "relax", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, relax), .parse = shard_scene_parse_relax},
     {.key = "fragments", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, fragments),
      .parse = shard_scene_parse_fragments},
+    {.key = "balance", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, balance), .parse = shard_scene_parse_balance},
 };
 static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
 

@@ -20,7 +20,8 @@ LAYER_OF_HEADER = {
     "core": ["base.h", "fields.h", "geometry.h", "hash.h", "interval.h", "pairlist.h", "particles.h", "timer.h", "xsum.h", "fragment.h"],
     "physics": ["scene.h", "sample.h", "neighbor.h", "solid.h", "contact.h", "integrate.h", "matter.h", "fracture.h",
                 "forces.h"],
-    "decomposition": ["comm.h", "halo.h", "ghosts.h", "partition.h", "partition_stats.h", "fragment_comm.h"],
+    "decomposition": ["comm.h", "halo.h", "ghosts.h", "partition.h", "partition_stats.h", "fragment_comm.h",
+                      "migrate.h", "balance.h"],
     "io": ["output.h", "checkpoint.h", "mesh.h", "insitu.h", "fileio.h"],
     "driver": ["run.h", "partition_report.h"],
 }

@@ -45,6 +45,17 @@ void shard_halo_forward(shard_halo *h, int n_fields, const shard_halo_field *fie
  * the two calls.  Collective over the neighbourhood. */
 void shard_halo_forward_begin(shard_halo *h, int n_fields, const shard_halo_field *fields);
 void shard_halo_forward_end(shard_halo *h, int n_fields, const shard_halo_field *fields);
+/* One array of any element type exchanged through a plan: row_bytes per particle, indexed like
+ * shard_halo_field (sent particle i at row i - send_base, ghost q at row recv_at + q). */
+typedef struct shard_halo_rows {
+    void *data;
+    size_t row_bytes;
+    size_t send_base, recv_at;
+} shard_halo_rows;
+/* Collective over the neighbourhood: copies the sent particles' rows of every array into the receivers'
+ * ghosts (the migration fills its bond ghosts' registry rows with it). */
+void shard_halo_forward_rows(shard_halo *h, int n_arrays, const shard_halo_rows *rows);
+
 /* Collective; NULL-safe; nulls the pointer. */
 void shard_halo_destroy(shard_halo **h);
 

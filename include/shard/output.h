@@ -77,6 +77,10 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
                        int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
                        shard_error *err);
 
+/* Local: the owned particles changed rank (a migration); the next write recomputes each rank's rows and the
+ * index.  NULL-safe. */
+void shard_output_owners_changed(shard_output *o);
+
 /* Collective: appends rank 0's `rows` (CSV lines, each starting with the step) to DIR/name, which the run's
  * first append creates with `header` (after a restart at step S: keeps the earlier run's lines of steps <= S
  * and drops the rest, so the file has one history).  Written to a temporary file and renamed.  Returns 0 or

@@ -37,33 +37,12 @@ res=$here/results/fragmentation.txt
 } | tee "$res"
 for d in $DIVS; do
   job_is_int "$d" || job_die "DIVS must hold positive integers, got '$d'"
-  s=$(awk -v d="$d" 'BEGIN { printf "%.10g", 0.05 / d }')
   for V in $VS; do
   job_is_num "$V" || job_die "VS must hold speeds in m/s, got '$V'"
   scene=$OUT/sphere_${d}_$V.yaml
-  cat > "$scene" <<EOF
-# A brittle sphere shattering on a plane (written by jobs/validation/fragmentation.sh)
-run:
-  end_time: $T_END
-  gravity: [0, 0, 0]
-materials:
-  glass:
-    density: 2440
-    E: 72e9
-    nu: 0.22
-    fracture: {tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}
-bodies:
-  - name: sphere
-    material: glass
-    shape: {sphere: {center: [0, 0, $(awk -v s="$s" 'BEGIN { printf "%.10g", 0.05 + 0.3 * s }')], radius: 0.05}}
-    spacing: $s
-    sampling: surface
-    velocity: [0, 0, -$V]
-obstacles:
-  - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
-fragments: {fit_min: $FIT_MIN}
-output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}
-EOF
+  job_shatter_scene "$scene" "$d" "$V" "$T_END" jobs/validation/fragmentation.sh \
+    "fragments: {fit_min: $FIT_MIN}
+output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}"
   run=$OUT/run_${d}_$V
   rm -rf "$run"
   job_mpirun "$RANKS" "$run" "$SHARD" run "$scene" --out "$run" --quiet

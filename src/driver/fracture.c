@@ -48,6 +48,13 @@ void shard_sim_fracture_setup(shard_sim *s)
         shard_sim_active_rebuild(s, 0);
 }
 
+void shard_sim_fracture_redistributed(shard_sim *s)
+{
+    if (s->fracture)
+        shard_sim_active_rebuild(s, 0);
+    s->frag_step = -1; /* the labels were per owned particle */
+}
+
 static int shard_sim_cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;

@@ -76,18 +76,15 @@ void shard_sim_report(shard_sim *s)
 {
     int rank = shard_comm_rank(s->comm), size = shard_comm_size(s->comm);
     /* Per-rank values gathered on rank 0: phases, loop wall time, peak RSS, owned, ghosts, halo bytes. */
-    const int NP = s->timer.n, NV = NP + 9;
-    double mine[SHARD_PHASE_MAX + 9];
+    const int NP = s->timer.n, NV = NP + 14;
+    double mine[SHARD_PHASE_MAX + 14];
     for (int k = 0; k < NP; k++)
         mine[k] = s->timer.t[k];
     mine[NP] = s->loop_wall;
     mine[NP + 1] = shard_sim_peak_rss_bytes();
     mine[NP + 2] = (double)s->p.n_owned;
     mine[NP + 3] = (double)(s->p.n_local - s->p.n_owned);
-    uint64_t halo_bytes = shard_ghosts_bytes(s->ghosts);
-    for (int m = 0; m < s->n_modules; m++)
-        halo_bytes += shard_halo_bytes(s->mod[m].halo);
-    mine[NP + 4] = (double)halo_bytes;
+    mine[NP + 4] = (double)shard_sim_bytes_sent(s);
     mine[NP + 5] = (double)s->bonds.start[s->p.n_owned];
     long n_out = 0, n_ck = 0;
     uint64_t b_out = 0, b_ck = 0;
@@ -97,6 +94,14 @@ void shard_sim_report(shard_sim *s)
     mine[NP + 6] = t_out + t_ck; /* seconds in file writes */
     mine[NP + 7] = (double)(b_out + b_ck);
     mine[NP + 8] = (double)s->p.n_bond_ghost;
+    uint64_t bond_bytes = s->halo_bytes_past;
+    for (int m = 0; m < s->n_modules; m++)
+        bond_bytes += shard_halo_bytes(s->mod[m].halo);
+    mine[NP + 9] = (double)bond_bytes;
+    mine[NP + 10] = (double)shard_ghosts_bytes(s->ghosts);
+    mine[NP + 11] = (double)shard_ghosts_rebuild_bytes(s->ghosts);
+    mine[NP + 12] = (double)s->balance_bytes;
+    mine[NP + 13] = s->balance_seconds;
     double *all = rank == 0 ? shard_malloc((size_t)size * NV * sizeof *all) : NULL;
     shard_comm_gather(s->comm, mine, NV, all);
     uint64_t hash = shard_sim_hash(s);
@@ -109,7 +114,7 @@ void shard_sim_report(shard_sim *s)
         free(bodies);
         return;
     }
-    double st[SHARD_PHASE_MAX + 9][4]; /* min, avg, max, argmax */
+    double st[SHARD_PHASE_MAX + 14][4]; /* min, avg, max, argmax */
     for (int k = 0; k < NV; k++) {
         st[k][0] = INFINITY, st[k][1] = 0.0, st[k][2] = -INFINITY, st[k][3] = 0;
         for (int r = 0; r < size; r++) {
@@ -149,6 +154,23 @@ void shard_sim_report(shard_sim *s)
            "active contacts %lld\n",
            (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global, (long long)s->edge_cut,
            st[BY][1] * size, s->rebuilds, (long long)d.contacts);
+    const int BB = NP + 9, CB = NP + 10, RB = NP + 11, MB = NP + 12, BT = NP + 13;
+    printf("Bytes sent: bond halos %.0f, contact ghosts %.0f (of which rebuilds %.0f), migrations %.0f; busiest "
+           "rank %.0f (rank %d)\n",
+           st[BB][1] * size, st[CB][1] * size, st[RB][1] * size, st[MB][1] * size, st[BY][2], (int)st[BY][3]);
+    if (s->balancer) {
+        static const char *methods[] = {"rcb", "hsfc", "graph"};
+        const shard_balance_def *bd = &s->scene.balance;
+        printf("Balance (%s, %s cost, every %ld steps, threshold %g, ghost growth %g): %ld check(s), %ld "
+               "migration(s) (%ld for ghost growth), %lld particle(s) moved; cost imbalance at the first check "
+               "%.3f, largest %.3f",
+               methods[bd->method], bd->cost == SHARD_BALANCE_COST_TIME ? "time" : "counts", bd->every,
+               bd->threshold, bd->ghost_growth, s->balance_checks, s->balance_runs, s->ghost_triggers,
+               (long long)s->balance_moved, s->imb_first, s->imb_max);
+        if (s->balance_runs > 0)
+            printf(", last migration %.3f -> %.3f", s->imb_last_before, s->imb_last_after);
+        printf("; %.4g s on the slowest rank\n", st[BT][2]);
+    }
     if (s->out || s->ckpt) {
         const int IOT = NP + 6, IOB = NP + 7;
         double bytes = st[IOB][1] * size, secs = st[IOT][2];

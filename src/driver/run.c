@@ -130,6 +130,8 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
                                 tables, err);
     if (!rc && s->fracture)
         rc = shard_sim_fragment_csv(s, &ft, err);
+    if (!rc)
+        rc = shard_sim_decomposition_csv(s, err);
     if (s->fracture)
         shard_sim_fragment_tables_free(&ft);
     if (!rc)
@@ -231,6 +233,7 @@ void shard_sim_run(shard_sim *s, int quiet)
     long first = s->step;
     shard_sim_io(s, 0);
     while (s->step < s->total_steps) {
+        shard_sim_balance(s, quiet);
         shard_sim_step(s);
         shard_sim_io(s, 0);
         if (every > 0 && s->step % every == 0) {

@@ -369,8 +369,8 @@ static void shard_sim_split_owned(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++) {
         shard_sim_module *md = &s->mod[m];
         const shard_block *b = &md->block;
-        md->inner = shard_malloc((b->n_owned + 1) * sizeof *md->inner);
-        md->outer = shard_malloc((b->n_owned + 1) * sizeof *md->outer);
+        md->inner = shard_realloc(md->inner, (b->n_owned + 1) * sizeof *md->inner);
+        md->outer = shard_realloc(md->outer, (b->n_owned + 1) * sizeof *md->outer);
         md->n_inner = md->n_outer = 0;
         for (size_t i = b->first; i < b->first + b->n_owned; i++) {
             int ghost = 0;
@@ -382,6 +382,34 @@ static void shard_sim_split_owned(shard_sim *s)
                 md->inner[md->n_inner++] = (int32_t)i;
         }
     }
+}
+
+void shard_sim_masses(shard_sim *s)
+{
+    /* Each particle stands for one lattice cell of its body (see docs/architecture.md for why not the
+     * kernel-density estimate of the paper's §2.6). */
+    const shard_scene *sc = &s->scene;
+    shard_particles *p = &s->p;
+    for (size_t i = 0; i < p->n_local; i++) {
+        const shard_body_def *bd = &sc->bodies[p->body[i]];
+        double vol = bd->spacing * bd->spacing * bd->spacing;
+        p->volume[i] = vol;
+        p->mass[i] = sc->materials[bd->material].density * vol;
+    }
+}
+
+void shard_sim_prepare_local(shard_sim *s)
+{
+    s->phys.broken = s->bond_broken; /* a migration reallocates the flags */
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->prepare) {
+            shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
+            s->mod[m].def->prepare(&mc);
+        }
+    if (s->fracture) /* a restart's broken bonds may have made particles bond-based */
+        shard_sim_fracture_sync(s);
+    shard_sim_split_owned(s);
+    shard_reserve((void **)&s->f, &s->f_cap, 3 * s->p.n_owned + 3, sizeof *s->f);
 }
 
 /* The hooks' views and the timer phases (Neigh first, then the force terms' phases in force order, then the
@@ -406,6 +434,7 @@ static void shard_sim_wire(shard_sim *s)
     s->ph_io = shard_timer_phase(&s->timer, "I/O");
     s->ph_insitu = shard_timer_phase(&s->timer, "In-situ");
     s->ph_fracture = shard_timer_phase(&s->timer, "Fracture");
+    s->ph_balance = shard_timer_phase(&s->timer, "Balance");
     s->ph_other = shard_timer_phase(&s->timer, "Other");
 }
 
@@ -503,6 +532,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     s->restarted_at = -1;
     s->relax_steps = -1;
     s->frag_step = -1;
+    s->balance_last = -1;
+    s->dec_prev_step = -1;
     /* Every rank parses the same text and so reaches the same verdict: no communication needed. */
     int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
     free(buf);
@@ -635,15 +666,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         return NULL;
     }
 
-    /* Masses and volumes: each particle stands for one lattice cell of its body (see docs/architecture.md for
-     * why not the kernel-density estimate of the paper's §2.6). */
     shard_particles *p = &s->p;
-    for (size_t i = 0; i < p->n_local; i++) {
-        const shard_body_def *bd = &sc->bodies[p->body[i]];
-        double vol = bd->spacing * bd->spacing * bd->spacing;
-        p->volume[i] = vol;
-        p->mass[i] = sc->materials[bd->material].density * vol;
-    }
+    shard_sim_masses(s);
     /* A particle that starts deeper inside an obstacle than its contact radius would be thrown out at any speed
      * the penalty gives it: a scene error.  Each rank measures its own particles; the deepest overlap of every
      * (body, obstacle) pair is reduced (a maximum: the same on every rank), and the first pair in scene order
@@ -677,15 +701,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     }
     shard_sim_fracture_setup(s);
     shard_sim_wire(s);
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->prepare) {
-            shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
-            s->mod[m].def->prepare(&mc);
-        }
-    if (s->fracture) /* a restart's broken bonds may have made particles bond-based */
-        shard_sim_fracture_sync(s);
-    shard_sim_split_owned(s);
-    shard_reserve((void **)&s->f, &s->f_cap, 3 * p->n_owned + 3, sizeof *s->f);
+    shard_sim_prepare_local(s);
     s->ghosts = shard_ghosts_create(sc->n_bodies, s->self_contact);
 
     shard_timer_start(&s->timer, shard_wtime());
@@ -700,6 +716,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     shard_timer_clear(&s->timer);
     s->rebuilds = 0;
     shard_sim_io_setup(s);
+    shard_sim_balance_setup(s);
     if (shard_sim_insitu_setup(s, ov, err)) {
         shard_sim_destroy(&s);
         return NULL;
@@ -836,6 +853,7 @@ void shard_sim_destroy(shard_sim **sp)
         return;
     shard_sim *s = *sp;
     shard_insitu_destroy(&s->insitu);
+    shard_balancer_destroy(&s->balancer);
     shard_particles_free(&s->p);
     shard_csr_free(&s->bonds);
     shard_csr_free(&s->cand);

@@ -15,7 +15,9 @@
 #include "shard/fragment_comm.h"
 #include "shard/ghosts.h"
 #include "shard/halo.h"
+#include "shard/balance.h"
 #include "shard/insitu.h"
+#include "shard/migrate.h"
 #include "shard/matter.h"
 #include "shard/neighbor.h"
 #include "shard/output.h"
@@ -106,8 +108,49 @@ struct shard_sim {
     long relax_iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
     double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
+    /* Load balancing (balance.c): */
+    shard_balancer *balancer;     /* NULL: no balancing */
+    long balance_last;            /* step of the last check, -1: none */
+    long balance_checks, balance_runs;
+    int64_t balance_moved;        /* particles moved, summed over ranks and migrations */
+    uint64_t balance_bytes;       /* bytes this rank sent in migrations */
+    double balance_seconds, balance_part_seconds; /* this rank's time in balancing, and in partitioning */
+    double imb_first, imb_last_before, imb_last_after, imb_max; /* cost imbalance: at the first check, before
+                                                                  * and after the last repartition, largest seen */
+    double balance_time_prev;     /* `time` cost: the force phases' time at the last check */
+    double ghost_base;            /* the most contact ghosts a rank held after the last partition */
+    long ghost_triggers;          /* migrations the ghost growth asked for */
+    uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
+    int ph_balance;               /* timer phase "Balance" */
+    long dec_prev_step;           /* decomposition.csv: step of its last row, -1: none */
+    uint64_t dec_prev_bytes;      /* this rank's bytes sent up to that row */
     size_t col_cap[SHARD_OUT_COUNT];
 };
+
+/* setup.c: masses and volumes of every local particle from its body (after a distribution or migration). */
+void shard_sim_masses(shard_sim *s);
+/* setup.c: after the particles reached their ranks and the unbroken bonds are known (start-up, restart,
+ * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond
+ * partner is a ghost, the force scratch.  Collective (the sync exchange). */
+void shard_sim_prepare_local(shard_sim *s);
+
+/* balance.c */
+/* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */
+void shard_sim_balance_setup(shard_sim *s);
+/* Before a step: every balance.every steps, the cost of each rank and, when the largest over the average
+ * passes balance.threshold, a new partition and the migration to it.  Collective. */
+void shard_sim_balance(shard_sim *s, int quiet);
+/* Moves owned particle i to rank dest[i] and rebuilds what is derived, as after a restart: masses, the
+ * unbroken bonds, the modules' precomputation, contact ghosts and candidates.  Collective. */
+void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *st);
+/* balance.c: every byte this rank sent through exchanges (bond halos, contact ghosts and their rebuilds,
+ * migrations).  Local. */
+uint64_t shard_sim_bytes_sent(const shard_sim *s);
+/* balance.c: appends the row of this output step to decomposition.csv (per-rank owned particles, ghosts and
+ * bytes per step: largest and average; the cost imbalance; migrations so far).  Collective. */
+int shard_sim_decomposition_csv(shard_sim *s, shard_error *err);
+/* fracture.c: after a migration, the unbroken bonds from the migrated flags.  Local. */
+void shard_sim_fracture_redistributed(shard_sim *s);
 
 /* setup.c: the matter module of body b. */
 static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { return &s->mod[s->body_module[b]]; }

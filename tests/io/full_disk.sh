@@ -74,8 +74,8 @@ for n in 1 3; do
 done
 
 # The plan: for each case the size of the file system (in pages), the file that must fail, and what must be
-# left.  Sizes come from the reference files; the schedule (output every 10, checkpoint every 100, keep 2) is
-# the scene's.  While a file is written it may hold up to MARGIN pages more than its final size (the space
+# left.  Sizes come from the reference files (particles, checkpoints, the XDMF index, decomposition.csv); the
+# schedule (output every 10, checkpoint every 100, keep 2) is the scene's.  While a file is written it may hold up to MARGIN pages more than its final size (the space
 # reserved for it is an estimate, and an allowance for the metadata is reserved before the flush).
 python3 - "$WORK/ref1" $PAGE > "$WORK/plan" <<'EOF' || { echo "FAIL: no plan"; exit 1; }
 import os, re, sys
@@ -89,12 +89,16 @@ first = text.index('   <Grid Name="step_')
 grids = re.findall(r'   <Grid Name="step_.*?   </Grid>\n', text, re.S)
 head, foot = text[:first], text[first + sum(map(len, grids)):]
 xmf = lambda k: pages(len(head) + sum(len(g) for g in grids[:k]) + len(foot))   # bytes with k grids
+# decomposition.csv, rewritten (temporary file, rename) after each output: its pages with k rows
+rows = open(os.path.join(ref, "decomposition.csv")).read().splitlines(True)
+csv = lambda k: pages(sum(len(r) for r in rows[:k + 1]))
 
 def events(last):
     for s in range(0, last + 1):
         if s % OUT == 0:
             yield ("out", s)
             yield ("xmf", s)
+            yield ("csv", s)
         if s % CK == 0 and s > 0:
             yield ("ck", s)
 
@@ -106,6 +110,8 @@ def plan(name, kind, step, late, frac):
             need = a_out, a_out + MARGIN
         elif ev[0] == "ck":
             need = a_ck, a_ck + MARGIN
+        elif ev[0] == "csv":
+            need = (csv(len(outs)),) * 2
         else:
             need = (xmf(len(outs)),) * 2
         if ev == (kind, step):
@@ -131,6 +137,8 @@ def plan(name, kind, step, late, frac):
             outs.append(ev[1])
         elif ev[0] == "xmf":
             files["xmf"] = xmf(len(outs))
+        elif ev[0] == "csv":
+            files["csv"] = csv(len(outs))
         else:
             files["ck_%d" % ev[1]] = a_ck
             for s in sorted((int(f[3:]) for f in files if f.startswith("ck_")), reverse=True)[KEEP:]:

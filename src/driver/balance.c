@@ -1,0 +1,349 @@
+/* Dynamic load balancing: the cost of each rank, the decision to repartition, and the migration (see
+ * sim_impl.h, docs/architecture.md "Load balancing" and docs/scenes.md `balance`). */
+#include "sim_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The most contact ghosts a rank holds.  Collective. */
+static double shard_sim_contact_ghosts_max(shard_sim *s)
+{
+    const shard_particles *p = &s->p;
+    return shard_comm_max(s->comm, (double)(p->n_local - p->n_owned - p->n_bond_ghost));
+}
+
+void shard_sim_balance_setup(shard_sim *s)
+{
+    /* The first check is `every` steps into the run (or after its restart): the start's METIS partition, or
+     * the restart's, is balanced already. */
+    s->balance_last = s->step;
+    s->dec_prev_step = s->step;
+    if (s->scene.balance.enabled && shard_comm_size(s->comm) > 1) {
+        static const shard_balancer_method methods[] = {[SHARD_BALANCE_RCB] = SHARD_BALANCER_RCB,
+                                                        [SHARD_BALANCE_HSFC] = SHARD_BALANCER_HSFC,
+                                                        [SHARD_BALANCE_GRAPH] = SHARD_BALANCER_GRAPH};
+        s->balancer = shard_balancer_create(s->comm, methods[s->scene.balance.method]);
+        s->ghost_base = shard_sim_contact_ghosts_max(s);
+    }
+}
+
+/* The force phases' time on this rank so far (the solid's and contact's terms, the neighbour search, the
+ * fracture passes). */
+static double shard_sim_force_time(const shard_sim *s)
+{
+    double t = s->timer.t[s->ph_neigh] + s->timer.t[s->ph_fracture];
+    int seen[SHARD_PHASE_MAX] = {0};
+    for (int k = 0; k < s->n_terms; k++)
+        if (!seen[s->term[k].phase]) {
+            seen[s->term[k].phase] = 1;
+            t += s->timer.t[s->term[k].phase];
+        }
+    return t;
+}
+
+/* Each owned particle's cost w[i] and this rank's total.  `counts`: 1 + its unbroken bonds + its contact
+ * candidates, the work of the solid's passes and of the contact term per particle.  `time`: the same shares of
+ * the force phases' time this rank spent since the last check (the counts where none was measured). */
+static double shard_sim_cost(shard_sim *s, double *w, int measure)
+{
+    const shard_particles *p = &s->p;
+    const shard_csr *b = s->phys.bonds, *c = &s->cand;
+    double total = 0.0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        w[i] = 1.0 + (double)(b->start[i + 1] - b->start[i]) + (c->n > i ? (double)(c->start[i + 1] - c->start[i]) : 0.0);
+        total += w[i];
+    }
+    if (s->scene.balance.cost == SHARD_BALANCE_COST_TIME && measure) {
+        double now = shard_sim_force_time(s), t = now - s->balance_time_prev;
+        s->balance_time_prev = now;
+        if (t > 0.0 && total > 0.0) {
+            for (size_t i = 0; i < p->n_owned; i++)
+                w[i] *= t / total;
+            total = t;
+        }
+    }
+    return total;
+}
+
+static double shard_sim_imbalance(shard_sim *s, double local)
+{
+    double sum = local;
+    shard_comm_sum(s->comm, &sum, 1);
+    double max = shard_comm_max(s->comm, local);
+    return sum > 0.0 ? max / (sum / shard_comm_size(s->comm)) : 1.0;
+}
+
+static int shard_sim_cmp_frag(const void *key, const void *elem)
+{
+    int64_t a = *(const int64_t *)key, b = ((const shard_fragment *)elem)->label;
+    return (a > b) - (a < b);
+}
+
+/* The fragment labelled l among those this rank holds, or NULL. */
+static const shard_fragment *shard_sim_held_fragment(const shard_sim *s, int64_t l)
+{
+    return s->n_frags ? bsearch(&l, s->frags, s->n_frags, sizeof *s->frags, shard_sim_cmp_frag) : NULL;
+}
+
+/* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
+ * the fragment analysis holds each fragment on one rank (this one when all its particles are here, otherwise
+ * the rank label mod ranks), so the others ask that rank.  Collective. */
+static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *count)
+{
+    shard_sim_fragments(s);
+    const shard_particles *p = &s->p;
+    int size = shard_comm_size(s->comm), me = shard_comm_rank(s->comm);
+    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        centre[3 * i] = NAN, count[i] = 0.0;
+        int64_t l = s->frag_label[i];
+        if (l < 0)
+            continue;
+        const shard_fragment *f = shard_sim_held_fragment(s, l);
+        if (f) {
+            memcpy(centre + 3 * i, f->center, sizeof f->center);
+            count[i] = (double)f->count;
+        } else {
+            n_ask[l % size] += 2;
+        }
+    }
+    /* requests: (label, asking rank), grouped by holder */
+    size_t *at = shard_calloc((size_t)size + 1, sizeof *at);
+    for (int r = 1; r < size; r++)
+        at[r] = at[r - 1] + n_ask[r - 1];
+    int64_t *ask = shard_malloc((at[size - 1] + n_ask[size - 1] + 1) * sizeof *ask);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t l = s->frag_label[i];
+        if (l >= 0 && isnan(centre[3 * i])) {
+            size_t r = (size_t)(l % size);
+            ask[at[r]++] = l, ask[at[r]++] = me;
+        }
+    }
+    size_t n_got = 0;
+    int64_t *got = shard_comm_exchange_i64(s->comm, ask, n_ask, &n_got);
+    /* answers: (label, count, centre bits x 3), grouped by asking rank */
+    size_t *n_ans = shard_calloc((size_t)size + 1, sizeof *n_ans), *at2 = shard_calloc((size_t)size + 1, sizeof *at2);
+    for (size_t k = 0; k + 1 < n_got; k += 2)
+        n_ans[got[k + 1]] += 5;
+    for (int r = 1; r < size; r++)
+        at2[r] = at2[r - 1] + n_ans[r - 1];
+    int64_t *ans = shard_malloc((at2[size - 1] + n_ans[size - 1] + 1) * sizeof *ans);
+    for (size_t k = 0; k + 1 < n_got; k += 2) {
+        const shard_fragment *f = shard_sim_held_fragment(s, got[k]);
+        int64_t *a = ans + at2[got[k + 1]];
+        at2[got[k + 1]] += 5;
+        a[0] = got[k], a[1] = f ? f->count : 0;
+        double c[3] = {NAN, NAN, NAN};
+        if (f)
+            memcpy(c, f->center, sizeof c);
+        memcpy(a + 2, c, sizeof c);
+    }
+    size_t n_back = 0;
+    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ans, &n_back);
+    /* sorted by label for the lookup */
+    size_t nb = n_back / 5;
+    shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
+    for (size_t q = 0; q < nb; q++) {
+        known[q].label = back[5 * q], known[q].count = back[5 * q + 1];
+        memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
+    }
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t l = s->frag_label[i];
+        if (l < 0 || !isnan(centre[3 * i]))
+            continue;
+        for (size_t q = 0; q < nb; q++) /* few fragments span ranks: a scan */
+            if (known[q].label == l) {
+                memcpy(centre + 3 * i, known[q].center, sizeof known[q].center);
+                count[i] = (double)known[q].count;
+                break;
+            }
+    }
+    free(n_ask), free(at), free(ask), free(got), free(n_ans), free(at2), free(ans), free(back), free(known);
+}
+
+/* Where the geometric methods see each owned particle: the centre of its fragment (bodies that can break) or of
+ * its body (the others) when that piece has at most half a rank's share of the particles, so that a cut of
+ * recursive bisection, which keeps points on a cut together, never splits it: small fragments and bodies stay
+ * whole on one rank, which keeps the bond halo as it is; the particle's own position otherwise.  Collective. */
+static void shard_sim_balance_points(shard_sim *s, double *where)
+{
+    const shard_particles *p = &s->p;
+    const shard_scene *sc = &s->scene;
+    size_t nb = (size_t)sc->n_bodies;
+    double share = 0.5 * (double)s->n_global / shard_comm_size(s->comm);
+    double *sum = shard_calloc(4 * nb + 1, sizeof *sum);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        double *b = sum + 4 * (size_t)p->body[i];
+        for (int k = 0; k < 3; k++)
+            b[k] += p->mass[i] * p->x[3 * i + k];
+        b[3] += p->mass[i];
+    }
+    shard_comm_sum(s->comm, sum, (int)(4 * nb));
+    double *fc = NULL, *fn = NULL;
+    if (s->fracture) {
+        fc = shard_malloc((3 * p->n_owned + 3) * sizeof *fc);
+        fn = shard_malloc((p->n_owned + 1) * sizeof *fn);
+        shard_sim_fragment_centres(s, fc, fn);
+    }
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int b = p->body[i];
+        const double *src = p->x + 3 * i;
+        if (s->self_contact[b]) {
+            if (fc && !isnan(fc[3 * i]) && fn[i] <= share)
+                src = fc + 3 * i;
+        } else if ((double)s->body_count[b] <= share && sum[4 * (size_t)b + 3] > 0.0) {
+            double *c = sum + 4 * (size_t)b;
+            for (int k = 0; k < 3; k++)
+                where[3 * i + k] = c[k] / c[3];
+            continue;
+        }
+        memcpy(where + 3 * i, src, 3 * sizeof *where);
+    }
+    free(sum), free(fc), free(fn);
+}
+
+void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *st)
+{
+    int *has_halo = shard_calloc((size_t)s->n_modules + 1, sizeof *has_halo);
+    shard_halo **halos = shard_calloc((size_t)s->n_modules + 1, sizeof *halos);
+    shard_block *blocks = shard_calloc((size_t)s->n_modules + 1, sizeof *blocks);
+    for (int m = 0; m < s->n_modules; m++) {
+        has_halo[m] = s->mod[m].has_bonds;
+        halos[m] = s->mod[m].halo;
+        blocks[m] = s->mod[m].block;
+        s->halo_bytes_past += shard_halo_bytes(halos[m]);
+    }
+    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS];
+    for (int q = 0; q < s->n_mem; q++)
+        lists[q] = s->mem_term[q]->memory[s->mem_term[q]->cur];
+    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
+                                   .n_lists = s->n_mem, .all_lists = NULL};
+    shard_migrate(s->comm, &kinds, dest, &s->p, blocks, &s->bonds, &s->bond_broken, halos, lists, st);
+    for (int q = 0; q < s->n_mem; q++)
+        s->mem_term[q]->memory[s->mem_term[q]->cur] = lists[q];
+    for (int m = 0; m < s->n_modules; m++) {
+        s->mod[m].block = blocks[m];
+        s->mod[m].halo = halos[m];
+        /* the new plans' first bytes filled their ghosts: counted as migration bytes, not as halo traffic */
+        s->halo_bytes_past -= shard_halo_bytes(halos[m]);
+    }
+    free(blocks), free(halos), free(has_halo);
+    shard_output_owners_changed(s->out);
+    shard_sim_masses(s);
+    shard_sim_fracture_redistributed(s);
+    shard_sim_prepare_local(s);
+    shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime()); /* the rebuild is charged to Neigh */
+    shard_sim_rebuild(s);
+    /* Cut bonds: each is held by both owners. */
+    int64_t cut = 0;
+    for (size_t i = 0; i < s->p.n_owned; i++)
+        for (int64_t e = s->bonds.start[i]; e < s->bonds.start[i + 1]; e++)
+            cut += (size_t)s->bonds.idx[e] >= s->p.n_owned;
+    s->edge_cut = shard_comm_sum_i64(s->comm, cut) / 2;
+}
+
+void shard_sim_balance(shard_sim *s, int quiet)
+{
+    const shard_balance_def *bd = &s->scene.balance;
+    if (!s->balancer || s->step % bd->every != 0 || s->step == s->balance_last)
+        return;
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    double t0 = shard_wtime();
+    s->balance_last = s->step;
+    shard_particles *p = &s->p;
+    double *w = shard_malloc((p->n_owned + 1) * sizeof *w);
+    double before = shard_sim_imbalance(s, shard_sim_cost(s, w, 1));
+    if (s->balance_checks++ == 0)
+        s->imb_first = before;
+    s->imb_max = fmax(s->imb_max, before);
+    /* Contact ghosts that grew past ghost_growth x their number after the last partition (and past a tenth of
+     * the average owned particles, so that bodies coming into contact do not trigger it) mean that ranks own
+     * particles far apart: fragments flying apart. */
+    double ghosts = shard_sim_contact_ghosts_max(s);
+    double floor = 0.1 * (double)s->n_global / shard_comm_size(s->comm);
+    int grown = bd->ghost_growth > 0.0 && ghosts > bd->ghost_growth * fmax(s->ghost_base, floor);
+    if (!grown && before <= bd->threshold && bd->threshold > 1.0) {
+        free(w);
+        s->balance_seconds += shard_wtime() - t0;
+        shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
+        return;
+    }
+    int32_t *dest = shard_malloc((p->n_owned + 1) * sizeof *dest);
+    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    for (int m = 0; m < s->n_modules; m++)
+        halos[m] = s->mod[m].halo;
+    shard_error e;
+    double *where = shard_malloc((3 * p->n_owned + 3) * sizeof *where);
+    shard_sim_balance_points(s, where);
+    int rc = shard_balancer_partition(s->balancer, p, where, w, s->phys.bonds, halos, s->n_modules, dest, &e);
+    free(where);
+    if (rc)
+        shard_fail_all(s->comm, e.code, e.msg);
+    double t1 = shard_wtime();
+    shard_migrate_stats st;
+    shard_sim_migrate(s, dest, &st);
+    free(dest);
+    w = shard_realloc(w, (p->n_owned + 1) * sizeof *w);
+    double after = shard_sim_imbalance(s, shard_sim_cost(s, w, 0));
+    free(w);
+    int64_t moved = shard_comm_sum_i64(s->comm, st.sent);
+    uint64_t bytes = shard_comm_sum_u64(s->comm, st.bytes);
+    s->balance_runs++;
+    s->ghost_triggers += grown && before <= bd->threshold;
+    s->ghost_base = shard_sim_contact_ghosts_max(s);
+    s->balance_moved += moved;
+    s->balance_bytes += st.bytes;
+    s->imb_last_before = before, s->imb_last_after = after;
+    double t2 = shard_wtime();
+    s->balance_part_seconds += t1 - t0;
+    s->balance_seconds += t2 - t0;
+    if (shard_comm_rank(s->comm) == 0 && !quiet) {
+        printf("balance step %ld: imbalance %.3f -> %.3f, contact ghosts (busiest rank) %.0f -> %.0f, %lld "
+               "particle(s) moved (%.4g MB) in %.3g s (partition %.3g s, migration %.3g s), edge cut %lld\n",
+               s->step, before, after, ghosts, s->ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
+               t1 - t0, t2 - t1, (long long)s->edge_cut);
+        fflush(stdout);
+    }
+    /* the migration's contact-ghost rebuild was charged to Neigh; the rest is balancing */
+    shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
+}
+
+uint64_t shard_sim_bytes_sent(const shard_sim *s)
+{
+    uint64_t b = shard_ghosts_bytes(s->ghosts) + s->halo_bytes_past + s->balance_bytes;
+    for (int m = 0; m < s->n_modules; m++)
+        b += shard_halo_bytes(s->mod[m].halo);
+    return b;
+}
+
+int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
+{
+    const shard_particles *p = &s->p;
+    double *w = shard_malloc((p->n_owned + 1) * sizeof *w);
+    double imb = shard_sim_imbalance(s, shard_sim_cost(s, w, 0));
+    free(w);
+    uint64_t bytes = shard_sim_bytes_sent(s);
+    long steps = s->dec_prev_step >= 0 ? s->step - s->dec_prev_step : 0;
+    double per_step = steps > 0 ? (double)(bytes - s->dec_prev_bytes) / (double)steps : 0.0;
+    s->dec_prev_step = s->step, s->dec_prev_bytes = bytes;
+    enum { OWN, BOND, CONTACT, BYTES, NV };
+    double v[NV] = {(double)p->n_owned, (double)p->n_bond_ghost, (double)(p->n_local - p->n_owned - p->n_bond_ghost),
+                    per_step};
+    double max[NV], sum[NV];
+    memcpy(max, v, sizeof v), memcpy(sum, v, sizeof v);
+    shard_comm_max_doubles(s->comm, max, NV);
+    shard_comm_sum(s->comm, sum, NV);
+    double np = (double)shard_comm_size(s->comm);
+    char line[512];
+    snprintf(line, sizeof line, "%ld,%.9g,%d,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.4f,%lld,%ld,%lld\n", s->step,
+             shard_sim_time(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
+             max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
+             s->balance_runs, (long long)s->balance_moved);
+    return shard_output_csv(s->out, s->comm, "decomposition.csv",
+                            "step,time,ranks,owned_max,owned_avg,bond_ghosts_max,bond_ghosts_avg,contact_ghosts_max,"
+                            "contact_ghosts_avg,bytes_per_step_max,bytes_per_step_avg,cost_imbalance,edge_cut,"
+                            "migrations,particles_moved\n",
+                            line, err);
+}

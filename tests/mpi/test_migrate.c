@@ -1,0 +1,319 @@
+/* Migration (migrate.h) against a global arrangement that every rank computes.
+ *
+ * usage: mpiexec -n N test_migrate
+ * ranks: 1 2 3 4
+ * Two kinds: module 0, a bonded lattice (10 x 4 x 3, spacing 1, bonds within 1.5, every row of the particle
+ * registry set from the global id, a block with a STATE + GHOST row of 3 doubles, a STATE row of bytes and a
+ * derived row), and module 1, 17 loose particles without bonds (a block with one STATE row).  Bonds are broken
+ * by a symmetric rule of the pair; one pair list (width 2) holds entries keyed by partner global ids.  Rank 0
+ * distributes it (shard_partition_distribute), then four migrations run: to scattered ranks, all to the last
+ * rank, back by a rotation, scattered again.  After each, on every rank, exactly: every global id is owned
+ * once; owned particles are by module, then global id; every state row, block row, bond (partner id and broken
+ * flag) and pair-list row is the arrangement's; every partner not owned is a bond ghost with its GHOST rows
+ * (particle and block) bit for bit; the halo plans bring a fresh field to the ghosts; the counts of moved
+ * particles agree (sent = received, summed) and bytes are counted.
+ * Every rank exits 0 (pass) or 1 (fail). */
+#include "shard/comm.h"
+#include "shard/migrate.h"
+#include "shard/partition.h"
+#include "test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NX = 10, NY = 4, NZ = 3, N0 = NX * NY * NZ, N1 = 17, N = N0 + N1, NMOD = 2, W = 2 };
+
+static const shard_field_desc rows0[] = {
+    SHARD_BLOCK_ROW(0, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST, "alpha")
+    SHARD_BLOCK_ROW(1, uint8_t, 1, SHARD_FIELD_STATE, "mode")
+    SHARD_BLOCK_ROW(2, double, 1, 0, "derived")
+};
+static const shard_field_desc rows1[] = {
+    SHARD_BLOCK_ROW(0, int32_t, 2, SHARD_FIELD_STATE, "tag")
+};
+
+static void pos(int64_t g, double *x)
+{
+    if (g < N0) {
+        x[0] = (double)(g % NX), x[1] = (double)(g / NX % NY), x[2] = (double)(g / (NX * NY));
+    } else {
+        x[0] = 20.0 + (double)(g - N0), x[1] = 0.5, x[2] = -3.0;
+    }
+}
+
+static double val(int64_t g, int k) { return 0.37 * (double)g - 1.25 * k + (double)(g % 7) / 3.0; }
+static int is_broken(int64_t a, int64_t b)
+{
+    uint64_t lo = (uint64_t)(a < b ? a : b), hi = (uint64_t)(a < b ? b : a);
+    return ((lo * 2654435761u + hi * 40503u) >> 3) % 5 == 0;
+}
+static int bonded(int64_t a, int64_t b)
+{
+    if (a == b || a >= N0 || b >= N0)
+        return 0;
+    double xa[3], xb[3];
+    pos(a, xa), pos(b, xb);
+    double d2 = 0;
+    for (int k = 0; k < 3; k++)
+        d2 += (xa[k] - xb[k]) * (xa[k] - xb[k]);
+    return d2 < 1.5 * 1.5;
+}
+/* The pair list's row of particle g: partners g+1 .. g+ (g % 3), keys in increasing order. */
+static int list_len(int64_t g) { return (int)(g % 3); }
+static double list_val(int64_t g, int64_t key, int k) { return (double)g * 1e-3 + (double)key + 0.5 * k; }
+
+static void expect_particle(const shard_particles *p, size_t i, int ghost)
+{
+    int64_t g = p->gid[i];
+    double x[3];
+    pos(g, x);
+    SHARD_ENSURE(p->body[i] == (g < N0 ? 0 : 1));
+    SHARD_ENSURE(p->flags[i] == (uint32_t)(0x9e3779b9u * (uint32_t)(g + 1)));
+    for (int k = 0; k < 3; k++) {
+        SHARD_ENSURE(p->X[3 * i + k] == x[k]);
+        SHARD_ENSURE(p->x[3 * i + k] == x[k] + val(g, k) * 1e-3);
+        SHARD_ENSURE(p->v[3 * i + k] == val(g, k + 3));
+        if (!ghost) {
+            SHARD_ENSURE(p->a[3 * i + k] == val(g, k + 6));
+            SHARD_ENSURE(p->vpres[3 * i + k] == val(g, k + 9));
+            SHARD_ENSURE(p->x_build[3 * i + k] == p->x[3 * i + k]);
+        }
+    }
+}
+
+static int check(shard_comm *c, const shard_particles *p, const shard_block *blocks, const shard_csr *bonds,
+                 const uint8_t *broken, shard_halo **halos, const shard_pairlist *list, const int32_t *expect_owner)
+{
+    int rank = shard_comm_rank(c);
+    int before = shard_test_failures;
+    /* owned: ordered, each on the rank it was sent to */
+    int64_t mine = 0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t g = p->gid[i];
+        SHARD_ENSURE(g >= 0 && g < N);
+        SHARD_ENSURE(expect_owner[g] == rank);
+        if (i > 0) {
+            int64_t h = p->gid[i - 1];
+            int mh = h >= N0, mg = g >= N0;
+            SHARD_ENSURE(mh < mg || (mh == mg && h < g));
+        }
+        expect_particle(p, i, 0);
+        mine += expect_owner[g] == rank;
+    }
+    int64_t total = shard_comm_sum_i64(c, (int64_t)p->n_owned);
+    SHARD_ENSURE(total == N);
+    SHARD_ENSURE(p->n_local == p->n_owned + p->n_bond_ghost);
+    /* blocks */
+    SHARD_ENSURE(blocks[0].first == 0 && blocks[1].first == blocks[0].n_owned);
+    SHARD_ENSURE(blocks[0].n_owned + blocks[1].n_owned == p->n_owned);
+    SHARD_ENSURE(blocks[1].n_ghost == 0);
+    SHARD_ENSURE(blocks[0].ghost_first == p->n_owned && blocks[0].n_ghost == p->n_bond_ghost);
+    const double *alpha = blocks[0].col[0];
+    const uint8_t *mode = blocks[0].col[1];
+    for (size_t s = 0; s < blocks[0].n_owned + blocks[0].n_ghost; s++) {
+        size_t i = s < blocks[0].n_owned ? blocks[0].first + s : blocks[0].ghost_first + s - blocks[0].n_owned;
+        int64_t g = p->gid[i];
+        for (int k = 0; k < 3; k++)
+            SHARD_ENSURE(alpha[3 * s + k] == val(g, 20 + k));
+        if (s < blocks[0].n_owned)
+            SHARD_ENSURE(mode[s] == (uint8_t)(g * 13));
+    }
+    const int32_t *tag = blocks[1].col[0];
+    for (size_t s = 0; s < blocks[1].n_owned; s++) {
+        int64_t g = p->gid[blocks[1].first + s];
+        SHARD_ENSURE(tag[2 * s] == (int32_t)(g * 3) && tag[2 * s + 1] == -(int32_t)g);
+    }
+    /* bonds, broken flags and ghosts */
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t g = p->gid[i], e = bonds->start[i];
+        for (int64_t q = 0; q < N; q++) {
+            if (!bonded(g, q))
+                continue;
+            SHARD_ENSURE(e < bonds->start[i + 1]);
+            if (e >= bonds->start[i + 1])
+                break;
+            size_t j = (size_t)bonds->idx[e];
+            SHARD_ENSURE(j < p->n_local && p->gid[j] == q);
+            SHARD_ENSURE(broken[e] == is_broken(g, q));
+            SHARD_ENSURE((j < p->n_owned) == (expect_owner[q] == rank));
+            e++;
+        }
+        SHARD_ENSURE(e == bonds->start[i + 1]);
+    }
+    for (size_t i = p->n_owned; i < p->n_local; i++) {
+        expect_particle(p, i, 1);
+        SHARD_ENSURE(expect_owner[p->gid[i]] != rank);
+    }
+    /* a fresh field through the plans */
+    double *f = calloc(p->n_local + 1, sizeof *f);
+    for (size_t i = 0; i < p->n_owned; i++)
+        f[i] = 3.0 * (double)p->gid[i] + 1.0;
+    for (int m = 0; m < NMOD; m++)
+        if (halos[m]) {
+            shard_halo_field hf = shard_halo_field_of(halos[m], f, 1);
+            shard_halo_forward(halos[m], 1, &hf);
+        }
+    for (size_t i = p->n_owned; i < p->n_local; i++)
+        SHARD_ENSURE(f[i] == 3.0 * (double)p->gid[i] + 1.0);
+    free(f);
+    SHARD_ENSURE(halos[1] == NULL);
+    /* the pair list */
+    SHARD_ENSURE(list->n == p->n_owned);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t g = p->gid[i];
+        SHARD_ENSURE(list->start[i + 1] - list->start[i] == list_len(g));
+        for (int64_t e = list->start[i]; e < list->start[i + 1]; e++) {
+            int64_t key = g + 1 + (e - list->start[i]);
+            SHARD_ENSURE(list->key[e] == key);
+            for (int k = 0; k < W; k++)
+                SHARD_ENSURE(list->val[W * e + k] == list_val(g, key, k));
+        }
+    }
+    (void)mine;
+    int bad = shard_test_failures > before;
+    shard_comm_max_ints(c, &bad, 1);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    shard_comm *c = shard_comm_init(&argc, &argv);
+    int rank = shard_comm_rank(c), size = shard_comm_size(c);
+    int32_t body_module[2] = {0, 1};
+    int has_halo[NMOD] = {1, 0};
+    shard_pairlist shape;
+    shard_pairlist_init(&shape, W);
+    shard_pairlist all_list;
+    shard_pairlist_init(&all_list, W);
+    shard_particles all;
+    memset(&all, 0, sizeof all);
+    shard_block all_blocks[NMOD];
+    memset(all_blocks, 0, sizeof all_blocks);
+    shard_csr g = {0};
+    uint8_t *g_broken = NULL;
+    if (rank == 0) {
+        shard_particles_alloc_rows(&all, N, SHARD_FIELD_STATE);
+        for (int64_t q = 0; q < N; q++) {
+            double x[3];
+            pos(q, x);
+            all.gid[q] = q;
+            all.body[q] = q < N0 ? 0 : 1;
+            all.flags[q] = 0x9e3779b9u * (uint32_t)(q + 1);
+            for (int k = 0; k < 3; k++) {
+                all.X[3 * q + k] = x[k];
+                all.x[3 * q + k] = x[k] + val(q, k) * 1e-3;
+                all.v[3 * q + k] = val(q, k + 3);
+                all.a[3 * q + k] = val(q, k + 6);
+                all.vpres[3 * q + k] = val(q, k + 9);
+            }
+        }
+        /* blocks with row = global id */
+        shard_block_init(&all_blocks[0], rows0, 3);
+        shard_block_init(&all_blocks[1], rows1, 1);
+        shard_block_reserve(&all_blocks[0], N);
+        shard_block_reserve(&all_blocks[1], N);
+        double *alpha = all_blocks[0].col[0];
+        uint8_t *mode = all_blocks[0].col[1];
+        int32_t *tag = all_blocks[1].col[0];
+        for (int64_t q = 0; q < N; q++) {
+            for (int k = 0; k < 3; k++)
+                alpha[3 * q + k] = val(q, 20 + k);
+            mode[q] = (uint8_t)(q * 13);
+            tag[2 * q] = (int32_t)(q * 3), tag[2 * q + 1] = -(int32_t)q;
+        }
+        shard_csr_reserve(&g, N, 64 * N);
+        g.n = N;
+        g.start[0] = 0;
+        size_t e = 0;
+        g_broken = malloc(64 * N);
+        for (int64_t a = 0; a < N; a++) {
+            for (int64_t b = 0; b < N; b++)
+                if (bonded(a, b)) {
+                    g_broken[e] = (uint8_t)is_broken(a, b);
+                    g.idx[e++] = (int32_t)b;
+                }
+            g.start[a + 1] = (int64_t)e;
+        }
+        shard_pairlist_reset(&all_list, N);
+        for (int64_t q = 0; q < N; q++)
+            for (int t = 0; t < list_len(q); t++) {
+                double v[W];
+                for (int k = 0; k < W; k++)
+                    v[k] = list_val(q, q + 1 + t, k);
+                shard_pairlist_push(&all_list, (size_t)q, q + 1 + t, v);
+            }
+        shard_pairlist_finish(&all_list);
+    }
+    shard_partition_kinds kinds = {.n_modules = NMOD, .body_module = body_module, .has_halo = has_halo,
+                                   .n_lists = 1, .all_lists = rank == 0 ? &all_list : NULL};
+    shard_particles p;
+    memset(&p, 0, sizeof p);
+    shard_block blocks[NMOD];
+    memset(blocks, 0, sizeof blocks);
+    shard_block_init(&blocks[0], rows0, 3);
+    shard_block_init(&blocks[1], rows1, 1);
+    shard_csr bonds = {0};
+    uint8_t *broken = NULL;
+    shard_halo *halos[NMOD] = {NULL, NULL};
+    shard_pairlist list = shape;
+    int64_t cut = 0;
+    shard_error err;
+    int rc = shard_partition_distribute(c, &kinds, rank == 0 ? &all : NULL, rank == 0 ? all_blocks : NULL,
+                                        rank == 0 ? &g : NULL, g_broken, &p, blocks, &bonds, &broken, halos, &list,
+                                        &cut, &err);
+    SHARD_ENSURE(rc == 0);
+    /* who owns what now: gather from the distribution */
+    int32_t owner[N];
+    double own_of[N];
+    for (int q = 0; q < N; q++)
+        own_of[q] = 0.0;
+    for (size_t i = 0; i < p.n_owned; i++)
+        own_of[p.gid[i]] = (double)rank + 1.0;
+    shard_comm_sum(c, own_of, N);
+    for (int q = 0; q < N; q++)
+        owner[q] = (int32_t)own_of[q] - 1;
+    int failed = check(c, &p, blocks, &bonds, broken, halos, &list, owner);
+
+    for (int round = 0; round < 4 && !failed; round++) {
+        int32_t next[N];
+        for (int64_t q = 0; q < N; q++) {
+            uint64_t s = (uint64_t)q * 7919u + (uint64_t)round * 104729u;
+            next[q] = round == 1 ? size - 1 : round == 2 ? (owner[q] + 1) % size
+                                                        : (int32_t)(shard_test_next(&s) % (uint64_t)size);
+        }
+        int32_t *dest = malloc((p.n_owned + 1) * sizeof *dest);
+        int64_t expect_moved = 0;
+        for (int q = 0; q < N; q++)
+            expect_moved += next[q] != owner[q];
+        for (size_t i = 0; i < p.n_owned; i++)
+            dest[i] = next[p.gid[i]];
+        shard_migrate_stats st;
+        shard_migrate(c, &kinds, dest, &p, blocks, &bonds, &broken, halos, &list, &st);
+        free(dest);
+        memcpy(owner, next, sizeof owner);
+        int64_t sent = shard_comm_sum_i64(c, st.sent), recvd = shard_comm_sum_i64(c, st.received);
+        SHARD_ENSURE(sent == expect_moved);
+        SHARD_ENSURE(recvd == expect_moved);
+        SHARD_ENSURE(size == 1 || expect_moved == 0 || shard_comm_sum_u64(c, st.bytes) > 0);
+        failed = check(c, &p, blocks, &bonds, broken, halos, &list, owner);
+        if (rank == 0)
+            printf("migration %d on %d rank(s): %lld of %d particles moved, %llu bytes on rank 0: %s\n", round, size,
+                   (long long)sent, N, (unsigned long long)st.bytes, failed ? "FAIL" : "ok");
+    }
+    for (int m = 0; m < NMOD; m++) {
+        shard_halo_destroy(&halos[m]);
+        shard_block_free(&blocks[m]);
+        shard_block_free(&all_blocks[m]);
+    }
+    shard_particles_free(&p);
+    shard_particles_free(&all);
+    shard_csr_free(&bonds);
+    shard_csr_free(&g);
+    shard_pairlist_free(&list);
+    shard_pairlist_free(&all_list);
+    free(broken), free(g_broken);
+    int result = SHARD_TEST_RESULT() || failed;
+    shard_comm_max_ints(c, &result, 1);
+    shard_comm_finalize(&c);
+    return result;
+}
