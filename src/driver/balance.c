@@ -282,6 +282,23 @@ void shard_sim_balance(shard_sim *s, int quiet)
     if (rc)
         shard_fail_all(s->comm, e.code, e.msg);
     double t1 = shard_wtime();
+    /* A partition that moves nothing (Zoltan reuses its cuts and remaps parts) changes nothing: no migration. */
+    int64_t leaving = 0;
+    for (size_t i = 0; i < p->n_owned; i++)
+        leaving += dest[i] != shard_comm_rank(s->comm);
+    if (shard_comm_sum_i64(s->comm, leaving) == 0) {
+        free(dest), free(w);
+        s->balance_part_seconds += t1 - t0;
+        s->balance_seconds += shard_wtime() - t0;
+        if (shard_comm_rank(s->comm) == 0 && !quiet) {
+            printf("balance step %ld: imbalance %.3f, the new partition is the current one (partition %.3g s)\n",
+                   s->step, before, t1 - t0);
+            fflush(stdout);
+        }
+        shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
+        return;
+    }
+    int64_t cut_before = s->edge_cut;
     shard_migrate_stats st;
     shard_sim_migrate(s, dest, &st);
     free(dest);
@@ -301,9 +318,9 @@ void shard_sim_balance(shard_sim *s, int quiet)
     s->balance_seconds += t2 - t0;
     if (shard_comm_rank(s->comm) == 0 && !quiet) {
         printf("balance step %ld: imbalance %.3f -> %.3f, contact ghosts (busiest rank) %.0f -> %.0f, %lld "
-               "particle(s) moved (%.4g MB) in %.3g s (partition %.3g s, migration %.3g s), edge cut %lld\n",
+               "particle(s) moved (%.4g MB) in %.3g s (partition %.3g s, migration %.3g s), edge cut %lld -> %lld\n",
                s->step, before, after, ghosts, s->ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
-               t1 - t0, t2 - t1, (long long)s->edge_cut);
+               t1 - t0, t2 - t1, (long long)cut_before, (long long)s->edge_cut);
         fflush(stdout);
     }
     /* the migration's contact-ghost rebuild was charged to Neigh; the rest is balancing */
