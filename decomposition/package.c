@@ -92,28 +92,47 @@ void shard_package_free(shard_package *k)
     memset(k, 0, sizeof *k);
 }
 
-typedef struct shard_partition_key {
-    int64_t gid;
-    int32_t local;
-} shard_partition_key;
+/* Local index of a global id among the rank's particles: an open-addressing table (global ids are >= 0; -1
+ * marks an empty slot), twice the particles in size.  A sorted array with a binary search per bond cost 16 %
+ * of a 10^6-particle run with one migration (32 lookups per particle, ~20 probes each). */
+typedef struct shard_gid_table {
+    int64_t *gid;
+    int32_t *local;
+    size_t mask;
+} shard_gid_table;
 
-static int shard_partition_cmp_key(const void *a, const void *b)
+static size_t shard_gid_slot(const shard_gid_table *t, int64_t gid)
 {
-    int64_t x = ((const shard_partition_key *)a)->gid, y = ((const shard_partition_key *)b)->gid;
-    return (x > y) - (x < y);
+    uint64_t h = (uint64_t)gid * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h ^ (h >> 29)) & t->mask;
 }
 
-static int32_t shard_partition_lookup(const shard_partition_key *keys, size_t n, int64_t gid)
+static void shard_gid_table_make(shard_gid_table *t, const int64_t *gid, size_t n)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (keys[mid].gid < gid)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    t->mask = cap - 1;
+    t->gid = shard_malloc(cap * sizeof *t->gid);
+    t->local = shard_malloc(cap * sizeof *t->local);
+    for (size_t q = 0; q < cap; q++)
+        t->gid[q] = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = shard_gid_slot(t, gid[i]);
+        while (t->gid[h] >= 0)
+            h = (h + 1) & t->mask;
+        t->gid[h] = gid[i], t->local[h] = (int32_t)i;
     }
-    return (lo < n && keys[lo].gid == gid) ? keys[lo].local : -1;
+}
+
+static int32_t shard_gid_table_find(const shard_gid_table *t, int64_t gid)
+{
+    for (size_t h = shard_gid_slot(t, gid);; h = (h + 1) & t->mask) {
+        if (t->gid[h] == gid)
+            return t->local[h];
+        if (t->gid[h] < 0)
+            return -1;
+    }
 }
 
 /* The halo plan of one module: its ghosts [g0, g0 + ng) (grouped by owner), sent particles its owned ones
@@ -220,20 +239,18 @@ void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, con
         memcpy(*broken, k->bond_broken, (size_t)k->n_bonds);
     }
 
-    shard_partition_key *keys = shard_malloc((nl + 1) * sizeof *keys);
-    for (size_t i = 0; i < nl; i++)
-        keys[i] = (shard_partition_key){p->gid[i], (int32_t)i};
-    qsort(keys, nl, sizeof *keys, shard_partition_cmp_key);
+    shard_gid_table keys;
+    shard_gid_table_make(&keys, p->gid, nl);
     shard_csr_reserve(bonds, n_own, (size_t)k->n_bonds + 1);
     bonds->n = n_own;
     bonds->start[0] = 0;
     size_t b = 0;
     for (size_t i = 0; i < n_own; i++) {
         for (int32_t q = 0; q < k->bond_count[i]; q++, b++)
-            bonds->idx[b] = shard_partition_lookup(keys, nl, k->bond_gid[b]);
+            bonds->idx[b] = shard_gid_table_find(&keys, k->bond_gid[b]);
         bonds->start[i + 1] = (int64_t)b;
     }
-    free(keys);
+    free(keys.gid), free(keys.local);
     for (int m = 0; m < kinds->n_modules; m++) {
         halos[m] = NULL;
         if (kinds->has_halo[m])
