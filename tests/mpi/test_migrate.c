@@ -11,7 +11,8 @@
  * once; owned particles are by module, then global id; every state row, block row, bond (partner id and broken
  * flag) and pair-list row is the arrangement's; every partner not owned is a bond ghost with its GHOST rows
  * (particle and block) bit for bit; the halo plans bring a fresh field to the ghosts; the counts of moved
- * particles agree (sent = received, summed) and bytes are counted.
+ * particles agree (sent = received, summed) and bytes are counted.  The migrations run with every global id
+ * moved past 2^32 (2^33 added after the distribution): nothing on the migration path is 32-bit.
  * Every rank exits 0 (pass) or 1 (fail). */
 #include "shard/comm.h"
 #include "shard/migrate.h"
@@ -31,6 +32,11 @@ static const shard_field_desc rows0[] = {
 static const shard_field_desc rows1[] = {
     SHARD_BLOCK_ROW(0, int32_t, 2, SHARD_FIELD_STATE, "tag")
 };
+
+/* Added to every global id after the start-up distribution, so that the migrations run with ids past 2^32 (the
+ * arrangement's functions take the id less it). */
+static const int64_t BIG = (int64_t)1 << 33;
+static int64_t OFF = 0;
 
 static void pos(int64_t g, double *x)
 {
@@ -64,7 +70,7 @@ static double list_val(int64_t g, int64_t key, int k) { return (double)g * 1e-3 
 
 static void expect_particle(const shard_particles *p, size_t i, int ghost)
 {
-    int64_t g = p->gid[i];
+    int64_t g = p->gid[i] - OFF;
     double x[3];
     pos(g, x);
     SHARD_ENSURE(p->body[i] == (g < N0 ? 0 : 1));
@@ -89,11 +95,11 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
     /* owned: ordered, each on the rank it was sent to */
     int64_t mine = 0;
     for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t g = p->gid[i];
+        int64_t g = p->gid[i] - OFF;
         SHARD_ENSURE(g >= 0 && g < N);
         SHARD_ENSURE(expect_owner[g] == rank);
         if (i > 0) {
-            int64_t h = p->gid[i - 1];
+            int64_t h = p->gid[i - 1] - OFF;
             int mh = h >= N0, mg = g >= N0;
             SHARD_ENSURE(mh < mg || (mh == mg && h < g));
         }
@@ -112,7 +118,7 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
     const uint8_t *mode = blocks[0].col[1];
     for (size_t s = 0; s < blocks[0].n_owned + blocks[0].n_ghost; s++) {
         size_t i = s < blocks[0].n_owned ? blocks[0].first + s : blocks[0].ghost_first + s - blocks[0].n_owned;
-        int64_t g = p->gid[i];
+        int64_t g = p->gid[i] - OFF;
         for (int k = 0; k < 3; k++)
             SHARD_ENSURE(alpha[3 * s + k] == val(g, 20 + k));
         if (s < blocks[0].n_owned)
@@ -120,12 +126,12 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
     }
     const int32_t *tag = blocks[1].col[0];
     for (size_t s = 0; s < blocks[1].n_owned; s++) {
-        int64_t g = p->gid[blocks[1].first + s];
+        int64_t g = p->gid[blocks[1].first + s] - OFF;
         SHARD_ENSURE(tag[2 * s] == (int32_t)(g * 3) && tag[2 * s + 1] == -(int32_t)g);
     }
     /* bonds, broken flags and ghosts */
     for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t g = p->gid[i], e = bonds->start[i];
+        int64_t g = p->gid[i] - OFF, e = bonds->start[i];
         for (int64_t q = 0; q < N; q++) {
             if (!bonded(g, q))
                 continue;
@@ -133,7 +139,7 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
             if (e >= bonds->start[i + 1])
                 break;
             size_t j = (size_t)bonds->idx[e];
-            SHARD_ENSURE(j < p->n_local && p->gid[j] == q);
+            SHARD_ENSURE(j < p->n_local && p->gid[j] - OFF == q);
             SHARD_ENSURE(broken[e] == is_broken(g, q));
             SHARD_ENSURE((j < p->n_owned) == (expect_owner[q] == rank));
             e++;
@@ -142,7 +148,7 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
     }
     for (size_t i = p->n_owned; i < p->n_local; i++) {
         expect_particle(p, i, 1);
-        SHARD_ENSURE(expect_owner[p->gid[i]] != rank);
+        SHARD_ENSURE(expect_owner[p->gid[i] - OFF] != rank);
     }
     /* a fresh field through the plans */
     double *f = calloc(p->n_local + 1, sizeof *f);
@@ -160,11 +166,11 @@ static int check(shard_comm *c, const shard_particles *p, const shard_block *blo
     /* the pair list */
     SHARD_ENSURE(list->n == p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t g = p->gid[i];
+        int64_t g = p->gid[i] - OFF;
         SHARD_ENSURE(list->start[i + 1] - list->start[i] == list_len(g));
         for (int64_t e = list->start[i]; e < list->start[i + 1]; e++) {
             int64_t key = g + 1 + (e - list->start[i]);
-            SHARD_ENSURE(list->key[e] == key);
+            SHARD_ENSURE(list->key[e] - OFF == key);
             for (int k = 0; k < W; k++)
                 SHARD_ENSURE(list->val[W * e + k] == list_val(g, key, k));
         }
@@ -273,6 +279,13 @@ int main(int argc, char **argv)
     for (int q = 0; q < N; q++)
         owner[q] = (int32_t)own_of[q] - 1;
     int failed = check(c, &p, blocks, &bonds, broken, halos, &list, owner);
+    /* from here on the global ids are past 2^32: the migrations' records, partner ids, ghost lists and the id
+     * table carry them whole */
+    for (size_t i = 0; i < p.n_local; i++)
+        p.gid[i] += BIG;
+    for (size_t e = 0; e < shard_pairlist_size(&list); e++)
+        list.key[e] += BIG;
+    OFF = BIG;
 
     for (int round = 0; round < 4 && !failed; round++) {
         int32_t next[N];
@@ -286,7 +299,7 @@ int main(int argc, char **argv)
         for (int q = 0; q < N; q++)
             expect_moved += next[q] != owner[q];
         for (size_t i = 0; i < p.n_owned; i++)
-            dest[i] = next[p.gid[i]];
+            dest[i] = next[p.gid[i] - OFF];
         shard_migrate_stats st;
         shard_migrate(c, &kinds, dest, &p, blocks, &bonds, &broken, halos, &list, &st);
         free(dest);
