@@ -130,7 +130,9 @@ void shard_sim_fracture(shard_sim *s)
         int row = md->def->break_row ? md->def->break_row(&s->scene) : -1;
         if (row >= 0 && md->halo) {
             shard_halo_field f = shard_sim_block_field(md, row);
+            shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
             shard_halo_forward(md->halo, 1, &f);
+            shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime()); /* exchanges and their waits: Comm */
         }
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
         nc += md->def->break_bonds(&mc, s->bond_broken, s->frac_changed + nc);
@@ -152,7 +154,9 @@ void shard_sim_fracture(shard_sim *s)
         }
         size_t nd = shard_sim_rebond(s, s->frac_changed, nc, 0, &row_changed);
         int any[2] = {nd > 0, row_changed};
+        shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
         shard_comm_max_ints(s->comm, any, 2);
+        shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         row_changed = any[1];
         if (!any[0])
             break;
@@ -167,11 +171,13 @@ void shard_sim_fracture(shard_sim *s)
                 s->bond_broken[b] = 1;
             s->frac_changed[nc++] = (int32_t)d;
         }
+        shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
         for (int m = 0; m < s->n_modules; m++)
             if (s->mod[m].halo) {
                 shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->frac_flag, 1);
                 shard_halo_forward(s->mod[m].halo, 1, &f);
             }
+        shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         for (size_t i = 0; i < p->n_owned; i++) {
             int lost = 0;
             for (int64_t b = s->bonds.start[i]; b < s->bonds.start[i + 1]; b++)
