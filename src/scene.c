@@ -1358,7 +1358,7 @@ static int shard_scene_parse_balance_method(shard_scene_ctx *c, const shard_scen
 static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
                                           void *target)
 {
-    static const char *const names[] = {[SHARD_BALANCE_COST_COUNTS] = "counts", [SHARD_BALANCE_COST_TIME] = "time"};
+    static const char *const names[] = {[SHARD_BALANCE_COST_TIME] = "time", [SHARD_BALANCE_COST_COUNTS] = "counts"};
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_balance_def *)target)->cost);
 }
 

@@ -146,13 +146,13 @@ typedef struct shard_fragments_def {
  * have grown past `ghost_growth`) the particles are repartitioned (decomposition/balance.c) and migrate
  * (migrate.h).  The partition never changes a result. */
 enum { SHARD_BALANCE_RCB = 0, SHARD_BALANCE_HSFC = 1, SHARD_BALANCE_GRAPH = 2 };
-enum { SHARD_BALANCE_COST_COUNTS = 0, SHARD_BALANCE_COST_TIME = 1 };
+enum { SHARD_BALANCE_COST_TIME = 0, SHARD_BALANCE_COST_COUNTS = 1 };
 typedef struct shard_balance_def {
     int enabled;              /* the scene has a `balance` section */
     long every;               /* steps between checks, >= 1 (default 100) */
     double threshold;         /* repartition when max / avg cost > threshold, >= 1 (default 1.1; 1: at every check) */
     int method;               /* SHARD_BALANCE_RCB (default), _HSFC or _GRAPH */
-    int cost;                 /* SHARD_BALANCE_COST_COUNTS (default) or _TIME */
+    int cost;                 /* SHARD_BALANCE_COST_TIME (default) or _COUNTS */
     double ghost_growth;      /* also repartition when the most contact ghosts a rank holds pass this factor of
                                * their number after the last partition, >= 1, 0 = never (default 2) */
     shard_src_loc loc;

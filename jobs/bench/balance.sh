@@ -17,7 +17,7 @@
 #
 # Variables (environment):
 #   N             lattice points per axis of the block                                     100
-#   METHODS       balance methods of part 1                                                "rcb hsfc graph"
+#   METHODS       balance methods of part 1 (empty: part 1 is skipped)                     "rcb hsfc graph"
 #   RANKS_COST    ranks of part 1                                                          2
 #   DIV V T_END   part 2: sphere radius / spacing, impact speed (m/s), simulated time (s)  15 60 4e-4
 #   EVERY THRESHOLD COST   part 2: steps between checks, threshold, cost model                20 1.1 time
@@ -30,7 +30,7 @@ set -euo pipefail
 # shellcheck source=jobs/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 N=${N:-100}
-METHODS=${METHODS:-"rcb hsfc graph"}
+METHODS=${METHODS-"rcb hsfc graph"}
 RANKS_COST=${RANKS_COST:-2}
 DIV=${DIV:-15}
 V=${V:-60}

@@ -6,8 +6,8 @@
 #  1. At 4 ranks without `balance`: the state hash of 1 rank; the busiest rank's contact ghosts and bytes sent
 #     per step (decomposition.csv) stay within twice their first value and end below it (one box per cluster
 #     of a rank's particles: the space between its tiles brings no ghost).
-#  2. At 4 ranks with `balance: {every: 10, threshold: 1}` (rcb, a new partition at every check): the same
-#     hash, migrations, and the same bound.
+#  2. At 4 ranks with `balance: {every: 10, threshold: 1, cost: counts}` (rcb, a new partition at every
+#     check, with weights that do not depend on timing): the same hash, migrations, and the same bound.
 #  3. Migrations across a restart: with a new partition at every tenth step by the hypergraph repartitioner
 #     (threshold 1: particles move at every check) on 3 ranks, the report counts the migrations, the particles
 #     moved and their bytes, and the checkpoint of step 400 is written after them; restarted on 2 ranks (where it
@@ -45,7 +45,7 @@ out=$(shard_run 4 run "$WORK/plain.yaml" --out "$WORK/plain")
 expect_eq "4 ranks without balancing" "$(printf '%s\n' "$out" | hash_of)" "$ref"
 within_2x "without balancing" "$WORK/plain"
 
-{ cat "$WORK/plain.yaml"; printf 'balance: {every: 10, threshold: 1}\n'; } > "$WORK/balanced.yaml"
+{ cat "$WORK/plain.yaml"; printf 'balance: {every: 10, threshold: 1, cost: counts}\n'; } > "$WORK/balanced.yaml"
 out=$(shard_run 4 run "$WORK/balanced.yaml" --out "$WORK/bal")
 expect_eq "4 ranks with balancing" "$(printf '%s\n' "$out" | hash_of)" "$ref"
 printf '%s\n' "$out" | grep -q '^Balance (.* [1-9][0-9]* migration(s)' && pass "4 ranks: particles migrated" ||
