@@ -11,6 +11,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* The scene's balance.method names, by SHARD_BALANCE_* (scene.h). */
+static const char *const shard_sim_balance_method[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
+                                                        [SHARD_BALANCE_GRAPH] = "graph"};
+
 /* Per body: mass, centre of mass (3), mean velocity (3), bounding box (6).  Collective; the sums are exact. */
 enum { SHARD_BODY_STATS = 13 };
 static double *shard_sim_body_stats(shard_sim *s)
@@ -159,12 +163,11 @@ void shard_sim_report(shard_sim *s)
            "rank %.0f (rank %d)\n",
            st[BB][1] * size, st[CB][1] * size, st[RB][1] * size, st[MB][1] * size, st[BY][2], (int)st[BY][3]);
     if (s->balancer) {
-        static const char *methods[] = {"rcb", "hsfc", "graph"};
         const shard_balance_def *bd = &s->scene.balance;
         printf("Balance (%s, %s cost, every %ld steps, threshold %g, ghost growth %g): %ld check(s), %ld "
                "migration(s) (%ld for ghost growth), %lld particle(s) moved; cost imbalance at the first check "
                "%.3f, largest %.3f",
-               methods[bd->method], bd->cost == SHARD_BALANCE_COST_TIME ? "time" : "counts", bd->every,
+               shard_sim_balance_method[bd->method], bd->cost == SHARD_BALANCE_COST_TIME ? "time" : "counts", bd->every,
                bd->threshold, bd->ghost_growth, s->balance_checks, s->balance_runs, s->ghost_triggers,
                (long long)s->balance_moved, s->imb_first, s->imb_max);
         if (s->balance_runs > 0)
@@ -256,6 +259,12 @@ void shard_sim_summary(shard_sim *s)
             if (sc->output.fields & 1u << f)
                 printf(" %s", shard_output_fields[f].name);
         printf("\n");
+    }
+    if (sc->balance.enabled) {
+        printf("Balance: %s, %s cost, checked every %ld steps, threshold %g, ghost growth %g%s\n",
+               shard_sim_balance_method[sc->balance.method], sc->balance.cost == SHARD_BALANCE_COST_TIME ? "time" : "counts",
+               sc->balance.every, sc->balance.threshold, sc->balance.ghost_growth,
+               shard_comm_size(s->comm) > 1 ? "" : " (one rank: nothing to balance)");
     }
     if (sc->checkpoint.enabled) {
         printf("Checkpoints: %s/checkpoint_<step>.h5, every ",
