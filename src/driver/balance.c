@@ -52,7 +52,8 @@ static double shard_sim_cost(shard_sim *s, double *w, int measure)
     const shard_csr *b = s->phys.bonds, *c = &s->cand;
     double total = 0.0;
     for (size_t i = 0; i < p->n_owned; i++) {
-        w[i] = 1.0 + (double)(b->start[i + 1] - b->start[i]) + (c->n > i ? (double)(c->start[i + 1] - c->start[i]) : 0.0);
+        double cand = c->n > i ? (double)(c->start[i + 1] - c->start[i]) : 0.0;
+        w[i] = 1.0 + (double)(b->start[i + 1] - b->start[i]) + cand;
         total += w[i];
     }
     if (s->scene.balance.cost == SHARD_BALANCE_COST_TIME && measure) {
@@ -81,59 +82,70 @@ static int shard_sim_cmp_frag(const void *key, const void *elem)
     return (a > b) - (a < b);
 }
 
-/* The fragment labelled l among those this rank holds, or NULL. */
-static const shard_fragment *shard_sim_held_fragment(const shard_sim *s, int64_t l)
+static int shard_sim_cmp_i64(const void *x, const void *y)
 {
-    return s->n_frags ? bsearch(&l, s->frags, s->n_frags, sizeof *s->frags, shard_sim_cmp_frag) : NULL;
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int shard_sim_cmp_frags(const void *x, const void *y)
+{
+    return shard_sim_cmp_i64(&((const shard_fragment *)x)->label, &((const shard_fragment *)y)->label);
+}
+
+/* The fragment labelled l among n sorted by label, or NULL. */
+static const shard_fragment *shard_sim_find_fragment(const shard_fragment *f, size_t n, int64_t l)
+{
+    return n ? bsearch(&l, f, n, sizeof *f, shard_sim_cmp_frag) : NULL;
 }
 
 /* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
  * the fragment analysis holds each fragment on one rank (this one when all its particles are here, otherwise
- * the rank label mod ranks), so the others ask that rank.  Collective. */
+ * the rank label mod ranks), so the others ask that rank, once per fragment.  Collective. */
 static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *count)
 {
     shard_sim_fragments(s);
     const shard_particles *p = &s->p;
     int size = shard_comm_size(s->comm), me = shard_comm_rank(s->comm);
-    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask);
+    /* the labels of the fragments held elsewhere, each once, in increasing order */
+    int64_t *want = shard_malloc((p->n_owned + 1) * sizeof *want);
+    size_t n_want = 0;
     for (size_t i = 0; i < p->n_owned; i++) {
-        centre[3 * i] = NAN, count[i] = 0.0;
         int64_t l = s->frag_label[i];
-        if (l < 0)
-            continue;
-        const shard_fragment *f = shard_sim_held_fragment(s, l);
-        if (f) {
-            memcpy(centre + 3 * i, f->center, sizeof f->center);
-            count[i] = (double)f->count;
-        } else {
-            n_ask[l % size] += 2;
-        }
+        if (l >= 0 && !shard_sim_find_fragment(s->frags, s->n_frags, l))
+            want[n_want++] = l;
     }
-    /* requests: (label, asking rank), grouped by holder */
-    size_t *at = shard_calloc((size_t)size + 1, sizeof *at);
+    if (n_want > 1)
+        qsort(want, n_want, sizeof *want, shard_sim_cmp_i64);
+    size_t u = 0;
+    for (size_t q = 0; q < n_want; q++)
+        if (u == 0 || want[u - 1] != want[q])
+            want[u++] = want[q];
+    n_want = u;
+    /* requests (label, asking rank) grouped by holder; answers (label, count, centre bits x 3) by asker */
+    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask), *at = shard_calloc((size_t)size + 1, sizeof *at);
+    for (size_t q = 0; q < n_want; q++)
+        n_ask[want[q] % size] += 2;
     for (int r = 1; r < size; r++)
         at[r] = at[r - 1] + n_ask[r - 1];
-    int64_t *ask = shard_malloc((at[size - 1] + n_ask[size - 1] + 1) * sizeof *ask);
-    for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t l = s->frag_label[i];
-        if (l >= 0 && isnan(centre[3 * i])) {
-            size_t r = (size_t)(l % size);
-            ask[at[r]++] = l, ask[at[r]++] = me;
-        }
+    int64_t *ask = shard_malloc((2 * n_want + 1) * sizeof *ask);
+    for (size_t q = 0; q < n_want; q++) {
+        size_t r = (size_t)(want[q] % size);
+        ask[at[r]++] = want[q], ask[at[r]++] = me;
     }
     size_t n_got = 0;
     int64_t *got = shard_comm_exchange_i64(s->comm, ask, n_ask, &n_got);
-    /* answers: (label, count, centre bits x 3), grouped by asking rank */
-    size_t *n_ans = shard_calloc((size_t)size + 1, sizeof *n_ans), *at2 = shard_calloc((size_t)size + 1, sizeof *at2);
+    memset(n_ask, 0, ((size_t)size + 1) * sizeof *n_ask);
+    memset(at, 0, ((size_t)size + 1) * sizeof *at);
     for (size_t k = 0; k + 1 < n_got; k += 2)
-        n_ans[got[k + 1]] += 5;
+        n_ask[got[k + 1]] += 5;
     for (int r = 1; r < size; r++)
-        at2[r] = at2[r - 1] + n_ans[r - 1];
-    int64_t *ans = shard_malloc((at2[size - 1] + n_ans[size - 1] + 1) * sizeof *ans);
+        at[r] = at[r - 1] + n_ask[r - 1];
+    int64_t *ans = shard_malloc((5 * (n_got / 2) + 1) * sizeof *ans);
     for (size_t k = 0; k + 1 < n_got; k += 2) {
-        const shard_fragment *f = shard_sim_held_fragment(s, got[k]);
-        int64_t *a = ans + at2[got[k + 1]];
-        at2[got[k + 1]] += 5;
+        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, got[k]);
+        int64_t *a = ans + at[got[k + 1]];
+        at[got[k + 1]] += 5;
         a[0] = got[k], a[1] = f ? f->count : 0;
         double c[3] = {NAN, NAN, NAN};
         if (f)
@@ -141,26 +153,30 @@ static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *cou
         memcpy(a + 2, c, sizeof c);
     }
     size_t n_back = 0;
-    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ans, &n_back);
-    /* sorted by label for the lookup */
+    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ask, &n_back);
+    /* the answers come grouped by holder: sorted by label for the lookup */
     size_t nb = n_back / 5;
     shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
     for (size_t q = 0; q < nb; q++) {
         known[q].label = back[5 * q], known[q].count = back[5 * q + 1];
         memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
     }
+    if (nb > 1)
+        qsort(known, nb, sizeof *known, shard_sim_cmp_frags);
     for (size_t i = 0; i < p->n_owned; i++) {
+        centre[3 * i] = NAN, count[i] = 0.0;
         int64_t l = s->frag_label[i];
-        if (l < 0 || !isnan(centre[3 * i]))
+        if (l < 0)
             continue;
-        for (size_t q = 0; q < nb; q++) /* few fragments span ranks: a scan */
-            if (known[q].label == l) {
-                memcpy(centre + 3 * i, known[q].center, sizeof known[q].center);
-                count[i] = (double)known[q].count;
-                break;
-            }
+        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, l);
+        if (!f)
+            f = shard_sim_find_fragment(known, nb, l);
+        if (f) {
+            memcpy(centre + 3 * i, f->center, sizeof f->center);
+            count[i] = (double)f->count;
+        }
     }
-    free(n_ask), free(at), free(ask), free(got), free(n_ans), free(at2), free(ans), free(back), free(known);
+    free(want), free(n_ask), free(at), free(ask), free(got), free(ans), free(back), free(known);
 }
 
 /* Where the geometric methods see each owned particle: the centre of its fragment (bodies that can break) or of
@@ -288,7 +304,6 @@ void shard_sim_balance(shard_sim *s, int quiet)
         leaving += dest[i] != shard_comm_rank(s->comm);
     if (shard_comm_sum_i64(s->comm, leaving) == 0) {
         free(dest), free(w);
-        s->balance_part_seconds += t1 - t0;
         s->balance_seconds += shard_wtime() - t0;
         if (shard_comm_rank(s->comm) == 0 && !quiet) {
             printf("balance step %ld: imbalance %.3f, the new partition is the current one (partition %.3g s)\n",
@@ -322,7 +337,6 @@ void shard_sim_balance(shard_sim *s, int quiet)
     s->balance_bytes += st.bytes;
     s->imb_last_before = before, s->imb_last_after = after;
     double t2 = shard_wtime();
-    s->balance_part_seconds += t1 - t0;
     s->balance_seconds += t2 - t0;
     if (shard_comm_rank(s->comm) == 0 && !quiet) {
         printf("balance step %ld: imbalance %.3f -> %.3f, contact ghosts (busiest rank) %.0f -> %.0f, %lld "
@@ -335,12 +349,17 @@ void shard_sim_balance(shard_sim *s, int quiet)
     shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
 }
 
-uint64_t shard_sim_bytes_sent(const shard_sim *s)
+uint64_t shard_sim_bond_halo_bytes(const shard_sim *s)
 {
-    uint64_t b = shard_ghosts_bytes(s->ghosts) + s->halo_bytes_past + s->balance_bytes;
+    uint64_t b = s->halo_bytes_past;
     for (int m = 0; m < s->n_modules; m++)
         b += shard_halo_bytes(s->mod[m].halo);
     return b;
+}
+
+uint64_t shard_sim_bytes_sent(const shard_sim *s)
+{
+    return shard_sim_bond_halo_bytes(s) + shard_ghosts_bytes(s->ghosts) + s->balance_bytes;
 }
 
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
