@@ -24,6 +24,10 @@ struct shard_ghosts {
     size_t cap_cluster;
     int32_t *near_start, *near_box; /* per own cluster, for the neighbour being scanned: boxes within cutoff */
     size_t cap_near_start, cap_near_box;
+    struct shard_ghosts_cell *cells; /* the clustering's cell table and its per-particle and per-cell arrays */
+    int32_t *cell_of, *cell_up, *cell_box;
+    const int64_t **cell_key;
+    size_t cap_cells, cap_cell_of, cap_cell_up, cap_cell_box, cap_cell_key;
     int *nbr, *send_count, *recv_count;
     size_t cap_rank;
     int32_t *send_idx;
@@ -61,6 +65,7 @@ void shard_ghosts_destroy(shard_ghosts **gp)
     shard_halo_destroy(&g->halo);
     free(g->boxes), free(g->nbr), free(g->send_count), free(g->recv_count), free(g->send_idx);
     free(g->mine), free(g->box_count), free(g->box_displ), free(g->cluster), free(g->near_start), free(g->near_box);
+    free(g->cells), free(g->cell_of), free(g->cell_up), free(g->cell_box), free(g->cell_key);
     free(g->sbuf), free(g->rbuf), free(g->req), free(g->self);
     free(g);
     *gp = NULL;
@@ -196,10 +201,15 @@ static size_t shard_ghosts_clusters(shard_ghosts *g, const shard_particles *p, d
     size_t cap = 16;
     while (cap < 2 * n + 2)
         cap *= 2;
-    shard_ghosts_cell *t = shard_malloc(cap * sizeof *t);
-    int32_t *cell_of = shard_malloc((n + 1) * sizeof *cell_of), *up = shard_malloc((n + 1) * sizeof *up);
-    int32_t *id = shard_malloc((n + 1) * sizeof *id);
-    const int64_t **key_of = shard_malloc((n + 1) * sizeof *key_of);
+    /* scratch kept between rebuilds (a rebuild comes every few steps) */
+    shard_reserve((void **)&g->cells, &g->cap_cells, cap, sizeof *g->cells);
+    shard_reserve((void **)&g->cell_of, &g->cap_cell_of, n + 1, sizeof *g->cell_of);
+    shard_reserve((void **)&g->cell_up, &g->cap_cell_up, n + 1, sizeof *g->cell_up);
+    shard_reserve((void **)&g->cell_box, &g->cap_cell_box, n + 1, sizeof *g->cell_box);
+    shard_reserve((void **)&g->cell_key, &g->cap_cell_key, n + 1, sizeof *g->cell_key);
+    shard_ghosts_cell *t = g->cells;
+    int32_t *cell_of = g->cell_of, *up = g->cell_up, *id = g->cell_box;
+    const int64_t **key_of = g->cell_key;
     size_t n_boxes = 0, last = 0;
     for (int attempt = 0;; attempt++, cell *= 2.0) {
         for (size_t q = 0; q < cap; q++)
@@ -254,7 +264,6 @@ static size_t shard_ghosts_clusters(shard_ghosts *g, const shard_particles *p, d
             o[4 + k] = fmax(o[4 + k], p->x[3 * i + k]);
         }
     }
-    free(t), free(cell_of), free(up), free(id), free(key_of);
     return n_boxes;
 }
 
@@ -290,8 +299,8 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
         total += (size_t)g->box_count[q];
     }
     shard_reserve((void **)&g->boxes, &g->cap_boxes, total + 1, sizeof *g->boxes);
-    SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count, g->box_displ, MPI_DOUBLE,
-                                c->world));
+    SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count,
+                                g->box_displ, MPI_DOUBLE, c->world));
     g->rebuild_bytes += (uint64_t)(np - 1) * (sizeof(int) + (uint64_t)n_mine_i * sizeof(double));
     const double *boxes = g->boxes;
 

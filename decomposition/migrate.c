@@ -27,24 +27,6 @@ static int shard_migrate_cmp_rec(const void *a, const void *b)
     return (x->gid > y->gid) - (x->gid < y->gid);
 }
 
-/* The particle rows a record carries (bit f: registry row f) and each module's block rows (mpresent[m]). */
-static uint64_t shard_migrate_present(const shard_particles *p, const shard_partition_kinds *kinds,
-                                      const shard_block *blocks, uint64_t *mpresent)
-{
-    uint64_t present = 0;
-    SHARD_ASSERT(shard_particle_n_fields <= SHARD_PKG_MAX_FIELDS);
-    for (int f = 0; f < shard_particle_n_fields; f++)
-        if (shard_package_carries(&shard_particle_fields[f]) && shard_particles_array(p, &shard_particle_fields[f]))
-            present |= (uint64_t)1 << f;
-    for (int m = 0; m < kinds->n_modules; m++) {
-        mpresent[m] = 0;
-        for (int r = 0; r < blocks[m].n_rows; r++)
-            if ((blocks[m].rows[r].flags & SHARD_FIELD_STATE) && blocks[m].col[r])
-                mpresent[m] |= (uint64_t)1 << r;
-    }
-    return present;
-}
-
 /* Words of the fixed part of a record of module m (header and rows). */
 static size_t shard_migrate_fixed_words(const shard_partition_kinds *kinds, const shard_block *blocks,
                                         uint64_t present, const uint64_t *mpresent, int m)
@@ -243,7 +225,7 @@ void shard_migrate(shard_comm *c, const shard_partition_kinds *kinds, const int3
         }
 
     uint64_t *mpresent = shard_calloc((size_t)nm + 1, sizeof *mpresent);
-    uint64_t present = shard_migrate_present(p, kinds, blocks, mpresent);
+    uint64_t present = shard_package_present(p, nm, blocks, blocks, mpresent);
     size_t *fixed = shard_calloc((size_t)nm + 1, sizeof *fixed);
     for (int m = 0; m < nm; m++)
         fixed[m] = shard_migrate_fixed_words(kinds, blocks, present, mpresent, m);

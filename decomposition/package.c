@@ -10,6 +10,23 @@ int shard_package_carries(const shard_field_desc *d)
     return (d->flags & SHARD_FIELD_STATE) && d->offset != offsetof(shard_particles, gid);
 }
 
+uint64_t shard_package_present(const shard_particles *src, int n_mod, const shard_block *rows_of,
+                               const shard_block *src_blocks, uint64_t *mpresent)
+{
+    uint64_t present = 0;
+    SHARD_ASSERT(shard_particle_n_fields <= SHARD_PKG_MAX_FIELDS);
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (shard_package_carries(&shard_particle_fields[f]) && shard_particles_array(src, &shard_particle_fields[f]))
+            present |= (uint64_t)1 << f;
+    for (int m = 0; m < n_mod; m++) {
+        mpresent[m] = 0;
+        for (int r = 0; r < rows_of[m].n_rows; r++)
+            if ((rows_of[m].rows[r].flags & SHARD_FIELD_STATE) && src_blocks && src_blocks[m].col[r])
+                mpresent[m] |= (uint64_t)1 << r;
+    }
+    return present;
+}
+
 size_t shard_package_rows(const shard_package *k, const shard_field_desc *d)
 {
     return (size_t)k->n_own + ((d->flags & SHARD_FIELD_GHOST) ? (size_t)k->n_ghost : 0);

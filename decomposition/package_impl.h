@@ -6,10 +6,11 @@
 #include "comm_impl.h"
 #include "shard/partition.h"
 
-/* What one rank receives at start-up, a restart or a migration: ids, ghost owners, bonds, per-module counts, one array per particle registry
- * row that has SHARD_FIELD_STATE (owned particles, and ghosts for SHARD_FIELD_GHOST rows) and one per STATE row
- * of each module's block (that module's owned particles, and its ghosts for GHOST rows).  Rows the sender does
- * not have (NULL arrays of the whole-run set) are not sent and arrive as zeros. */
+/* What one rank receives at start-up, a restart or a migration: ids, ghost owners, bonds, per-module counts,
+ * one array per particle registry row that has SHARD_FIELD_STATE (owned particles, and ghosts for
+ * SHARD_FIELD_GHOST rows) and one per STATE row of each module's block (that module's owned particles, and its
+ * ghosts for GHOST rows).  Rows the sender does not have (NULL arrays of the whole-run set) are not sent and
+ * arrive as zeros. */
 enum { SHARD_PKG_MAX_FIELDS = 64 };
 typedef struct shard_package {
     int64_t n_own, n_ghost, n_bonds;
@@ -33,6 +34,10 @@ typedef struct shard_package {
 
 /* Registry rows the package may carry: every state row but the global id, which the package sends itself. */
 int shard_package_carries(const shard_field_desc *d);
+/* The rows a sender holding `src` (and module blocks src_blocks, NULL: none) carries: bit f of the result for
+ * particle registry row f, bit r of mpresent[m] for STATE row r of module m (rows_of[m] gives its rows). */
+uint64_t shard_package_present(const shard_particles *src, int n_mod, const shard_block *rows_of,
+                               const shard_block *src_blocks, uint64_t *mpresent);
 /* Rows of registry row d in the package: the owned particles, and the ghosts for SHARD_FIELD_GHOST rows. */
 size_t shard_package_rows(const shard_package *k, const shard_field_desc *d);
 /* The same for block row d of module m. */

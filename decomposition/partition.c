@@ -252,17 +252,8 @@ int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds
     }
     if (c->rank == 0) {
         size_t n = all->n_owned;
-        uint64_t present = 0;
-        SHARD_ASSERT(shard_particle_n_fields <= SHARD_PKG_MAX_FIELDS);
-        for (int f = 0; f < shard_particle_n_fields; f++)
-            if (shard_package_carries(&shard_particle_fields[f]) &&
-                shard_particles_array(all, &shard_particle_fields[f]))
-                present |= (uint64_t)1 << f;
         uint64_t *mpresent = shard_calloc((size_t)kinds->n_modules + 1, sizeof *mpresent);
-        for (int m = 0; m < kinds->n_modules; m++)
-            for (int r = 0; r < blocks[m].n_rows; r++)
-                if ((blocks[m].rows[r].flags & SHARD_FIELD_STATE) && all_blocks && all_blocks[m].col[r])
-                    mpresent[m] |= (uint64_t)1 << r;
+        uint64_t present = shard_package_present(all, kinds->n_modules, blocks, all_blocks, mpresent);
         int32_t *module = shard_malloc((n + 1) * sizeof *module);
         for (size_t i = 0; i < n; i++)
             module[i] = kinds->body_module[all->body[i]];

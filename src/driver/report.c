@@ -11,9 +11,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* The scene's balance.method names, by SHARD_BALANCE_* (scene.h). */
+/* The scene's balance.method and balance.cost names, by SHARD_BALANCE_* (scene.h). */
 static const char *const shard_sim_balance_method[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
                                                         [SHARD_BALANCE_GRAPH] = "graph"};
+static const char *const shard_sim_balance_cost[] = {[SHARD_BALANCE_COST_TIME] = "time",
+                                                      [SHARD_BALANCE_COST_COUNTS] = "counts"};
 
 /* Per body: mass, centre of mass (3), mean velocity (3), bounding box (6).  Collective; the sums are exact. */
 enum { SHARD_BODY_STATS = 13 };
@@ -98,10 +100,7 @@ void shard_sim_report(shard_sim *s)
     mine[NP + 6] = t_out + t_ck; /* seconds in file writes */
     mine[NP + 7] = (double)(b_out + b_ck);
     mine[NP + 8] = (double)s->p.n_bond_ghost;
-    uint64_t bond_bytes = s->halo_bytes_past;
-    for (int m = 0; m < s->n_modules; m++)
-        bond_bytes += shard_halo_bytes(s->mod[m].halo);
-    mine[NP + 9] = (double)bond_bytes;
+    mine[NP + 9] = (double)shard_sim_bond_halo_bytes(s);
     mine[NP + 10] = (double)shard_ghosts_bytes(s->ghosts);
     mine[NP + 11] = (double)shard_ghosts_rebuild_bytes(s->ghosts);
     mine[NP + 12] = (double)s->balance_bytes;
@@ -167,8 +166,8 @@ void shard_sim_report(shard_sim *s)
         printf("Balance (%s, %s cost, every %ld steps, threshold %g, ghost growth %g): %ld check(s), %ld "
                "migration(s) (%ld for ghost growth), %lld particle(s) moved; cost imbalance at the first check "
                "%.3f, largest %.3f",
-               shard_sim_balance_method[bd->method], bd->cost == SHARD_BALANCE_COST_TIME ? "time" : "counts", bd->every,
-               bd->threshold, bd->ghost_growth, s->balance_checks, s->balance_runs, s->ghost_triggers,
+               shard_sim_balance_method[bd->method], shard_sim_balance_cost[bd->cost], bd->every, bd->threshold,
+               bd->ghost_growth, s->balance_checks, s->balance_runs, s->ghost_triggers,
                (long long)s->balance_moved, s->imb_first, s->imb_max);
         if (s->balance_runs > 0)
             printf(", last migration %.3f -> %.3f", s->imb_last_before, s->imb_last_after);
@@ -262,7 +261,7 @@ void shard_sim_summary(shard_sim *s)
     }
     if (sc->balance.enabled) {
         printf("Balance: %s, %s cost, checked every %ld steps, threshold %g, ghost growth %g%s\n",
-               shard_sim_balance_method[sc->balance.method], sc->balance.cost == SHARD_BALANCE_COST_TIME ? "time" : "counts",
+               shard_sim_balance_method[sc->balance.method], shard_sim_balance_cost[sc->balance.cost],
                sc->balance.every, sc->balance.threshold, sc->balance.ghost_growth,
                shard_comm_size(s->comm) > 1 ? "" : " (one rank: nothing to balance)");
     }

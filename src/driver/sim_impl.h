@@ -10,15 +10,15 @@
 #ifndef SHARD_SIM_IMPL_H
 #define SHARD_SIM_IMPL_H
 
+#include "shard/balance.h"
 #include "shard/checkpoint.h"
 #include "shard/forces.h"
 #include "shard/fragment_comm.h"
 #include "shard/ghosts.h"
 #include "shard/halo.h"
-#include "shard/balance.h"
 #include "shard/insitu.h"
-#include "shard/migrate.h"
 #include "shard/matter.h"
+#include "shard/migrate.h"
 #include "shard/neighbor.h"
 #include "shard/output.h"
 #include "shard/run.h"
@@ -108,13 +108,14 @@ struct shard_sim {
     long relax_iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
     double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
+    size_t col_cap[SHARD_OUT_COUNT];
     /* Load balancing (balance.c): */
     shard_balancer *balancer;     /* NULL: no balancing */
     long balance_last;            /* step of the last check, -1: none */
     long balance_checks, balance_runs;
     int64_t balance_moved;        /* particles moved, summed over ranks and migrations */
     uint64_t balance_bytes;       /* bytes this rank sent in migrations */
-    double balance_seconds, balance_part_seconds; /* this rank's time in balancing, and in partitioning */
+    double balance_seconds;       /* this rank's time in balancing (checks, partitions, migrations) */
     double imb_first, imb_last_before, imb_last_after, imb_max; /* cost imbalance: at the first check, before
                                                                   * and after the last repartition, largest seen */
     double balance_time_prev;     /* `time` cost: the force phases' time at the last check */
@@ -124,7 +125,6 @@ struct shard_sim {
     int ph_balance;               /* timer phase "Balance" */
     long dec_prev_step;           /* decomposition.csv: step of its last row, -1: none */
     uint64_t dec_prev_bytes;      /* this rank's bytes sent up to that row */
-    size_t col_cap[SHARD_OUT_COUNT];
 };
 
 /* setup.c: masses and volumes of every local particle from its body (after a distribution or migration). */
@@ -144,8 +144,9 @@ void shard_sim_balance(shard_sim *s, int quiet);
  * unbroken bonds, the modules' precomputation, contact ghosts and candidates.  Collective. */
 void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *st);
 /* balance.c: every byte this rank sent through exchanges (bond halos, contact ghosts and their rebuilds,
- * migrations).  Local. */
+ * migrations), and those of the bond halos alone (the plans migrations replaced included).  Local. */
 uint64_t shard_sim_bytes_sent(const shard_sim *s);
+uint64_t shard_sim_bond_halo_bytes(const shard_sim *s);
 /* balance.c: appends the row of this output step to decomposition.csv (per-rank owned particles, ghosts and
  * bytes per step: largest and average; the cost imbalance; migrations so far).  Collective. */
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err);

@@ -3,8 +3,8 @@
  * Loaded into the ranks with LD_PRELOAD (mpiexec -x LD_PRELOAD=libmpi_count.so); each wrapper adds the bytes
  * and calls the PMPI_ entry.  At MPI_Finalize every rank prints
  *   mpi_count rank R: isend B1 neighbor B2 allgather B3 send B4
- * where allgather counts this rank's block once per other rank (what it sends; MPI_Allgatherv too), and send (blocking point to
- * point: the start-up distribution) is reported but is not halo traffic. */
+ * where allgather counts this rank's block once per other rank (what it sends; MPI_Allgatherv too), and send
+ * (blocking point to point: the start-up distribution) is reported but is not halo traffic. */
 #include <mpi.h>
 #include <stdio.h>
 

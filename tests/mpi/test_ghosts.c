@@ -469,11 +469,12 @@ int main(int argc, char **argv)
         shard_ghosts *ga = shard_ghosts_create(NB, NULL);
         shard_ghosts_rebuild(ga, c, &a, NULL, 0, CUTOFF);
         SHARD_ENSURE(a.n_local == a.n_owned);
-        uint64_t want = (uint64_t)(size - 1) * (sizeof(int) + (rank == 0 ? 2 : rank == size - 1 ? 1 : 0) * 7 * sizeof(double));
+        int n_boxes = rank == 0 ? 2 : rank == size - 1 ? 1 : 0; /* one per piece */
+        uint64_t want = (uint64_t)(size - 1) * (sizeof(int) + (uint64_t)n_boxes * 7 * sizeof(double));
         SHARD_ENSURE(shard_ghosts_bytes(ga) == want);
         printf("%d ranks, rank %d, pieces apart: %zu owned, %zu contact ghosts (expected 0), bytes %" PRIu64
                " (expected %" PRIu64 ": %d box(es))\n", size, rank, a.n_owned, a.n_local - a.n_owned,
-               shard_ghosts_bytes(ga), want, rank == 0 ? 2 : rank == size - 1 ? 1 : 0);
+               shard_ghosts_bytes(ga), want, n_boxes);
         shard_ghosts_destroy(&ga);
         shard_particles_free(&a);
     }
