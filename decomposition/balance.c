@@ -12,6 +12,7 @@ struct shard_balancer {
     shard_comm *comm;
     struct Zoltan_Struct *zz;
     shard_balancer_method method;
+    int nparts;
 };
 
 /* What the callbacks see. */
@@ -102,6 +103,11 @@ static void shard_balance_edges(void *data, int ngw, int nlw, int n, ZOLTAN_ID_P
 
 shard_balancer *shard_balancer_create(shard_comm *c, shard_balancer_method method)
 {
+    return shard_balancer_create_parts(c, method, c->size);
+}
+
+shard_balancer *shard_balancer_create_parts(shard_comm *c, shard_balancer_method method, int nparts)
+{
     static int initialised;
     if (!initialised) {
         float version = 0.0f;
@@ -112,6 +118,7 @@ shard_balancer *shard_balancer_create(shard_comm *c, shard_balancer_method metho
     shard_balancer *b = shard_calloc(1, sizeof *b);
     b->comm = c;
     b->method = method;
+    b->nparts = nparts;
     b->zz = Zoltan_Create(c->world);
     if (!b->zz)
         shard_fail_one(c, SHARD_EXIT_INTERNAL, "Zoltan_Create failed");
@@ -126,7 +133,13 @@ shard_balancer *shard_balancer_create(shard_comm *c, shard_balancer_method metho
     Zoltan_Set_Param(b->zz, "RETURN_LISTS", "PARTS");
     Zoltan_Set_Param(b->zz, "IMBALANCE_TOL", "1.03");
     Zoltan_Set_Param(b->zz, "REMAP", "1");
-    if (method == SHARD_BALANCER_RCB) {
+    char parts[16];
+    snprintf(parts, sizeof parts, "%d", nparts);
+    Zoltan_Set_Param(b->zz, "NUM_GLOBAL_PARTS", parts);
+    if (method == SHARD_BALANCER_STARTUP) {
+        Zoltan_Set_Param(b->zz, "LB_METHOD", "RCB");
+        Zoltan_Set_Param(b->zz, "LB_APPROACH", "PARTITION");
+    } else if (method == SHARD_BALANCER_RCB) {
         Zoltan_Set_Param(b->zz, "LB_METHOD", "RCB");
         Zoltan_Set_Param(b->zz, "RCB_REUSE", "1");
         Zoltan_Set_Param(b->zz, "RCB_RECTILINEAR_BLOCKS", "1");
@@ -146,18 +159,28 @@ int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const 
                              const shard_csr *bonds,
                              shard_halo *const *halos, int n_halos, int32_t *dest, shard_error *err)
 {
-    memset(err, 0, sizeof *err);
-    shard_comm *c = b->comm;
-    size_t n_own = p->n_owned, nl = p->n_owned + p->n_bond_ghost;
+    size_t nl = p->n_owned + p->n_bond_ghost;
     int32_t *owner = shard_malloc((nl + 1) * sizeof *owner);
     for (size_t i = 0; i < nl; i++)
-        owner[i] = c->rank;
+        owner[i] = b->comm->rank;
     for (int m = 0; m < n_halos; m++) {
         const shard_halo *h = halos[m];
         for (int k = 0; h && k < h->n_nbr; k++)
             for (int q = 0; q < h->recv_count[k]; q++)
                 owner[h->recv_first + (size_t)h->recv_displ[k] + (size_t)q] = h->nbr[k];
     }
+    int rc = shard_balancer_partition_owners(b, p, where, w, bonds, owner, dest, err);
+    free(owner);
+    return rc;
+}
+
+int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where,
+                                    const double *w, const shard_csr *bonds, const int32_t *owner, int32_t *dest,
+                                    shard_error *err)
+{
+    memset(err, 0, sizeof *err);
+    shard_comm *c = b->comm;
+    size_t n_own = p->n_owned;
     shard_balance_view v = {.p = p, .w = w, .where = where, .bonds = bonds, .owner = owner,
                             .ngw = (int)((sizeof(int64_t) + sizeof(ZOLTAN_ID_TYPE) - 1) / sizeof(ZOLTAN_ID_TYPE))};
     Zoltan_Set_Num_Obj_Fn(b->zz, shard_balance_num_obj, &v);
@@ -174,24 +197,34 @@ int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const 
     int rc = Zoltan_LB_Partition(b->zz, &changes, &ngw, &nlw, &n_imp, &imp_g, &imp_l, &imp_p, &imp_part, &n_exp,
                                  &exp_g, &exp_l, &exp_p, &exp_part);
     int failed = rc != ZOLTAN_OK;
+    /* RETURN_LISTS PARTS: the export lists hold every object with its new part. */
     for (size_t i = 0; i < n_own; i++)
-        dest[i] = c->rank;
+        dest[i] = b->nparts == c->size ? c->rank : -1;
     if (!failed)
         for (int k = 0; k < n_exp; k++) {
             size_t i = (size_t)exp_l[k];
-            if (i >= n_own || exp_p[k] < 0 || exp_p[k] >= c->size) {
+            if (i >= n_own || exp_part[k] < 0 || exp_part[k] >= b->nparts) {
                 failed = 1;
                 break;
             }
-            dest[i] = exp_p[k];
+            dest[i] = exp_part[k];
         }
+    for (size_t i = 0; i < n_own && !failed; i++)
+        failed = dest[i] < 0;
     Zoltan_LB_Free_Part(&imp_g, &imp_l, &imp_p, &imp_part);
     Zoltan_LB_Free_Part(&exp_g, &exp_l, &exp_p, &exp_part);
-    free(owner);
     if (failed)
-        shard_error_set(err, SHARD_EXIT_INTERNAL, "Zoltan_LB_Partition failed (code %d) repartitioning %zu "
-                        "particles on rank %d", rc, n_own, c->rank);
+        shard_error_set(err, SHARD_EXIT_INTERNAL, "Zoltan_LB_Partition failed (code %d) %spartitioning %zu "
+                        "particles on rank %d", rc, b->method == SHARD_BALANCER_STARTUP ? "" : "re", n_own,
+                        c->rank);
     return shard_comm_any_error(c, err);
+}
+
+void shard_balancer_library_version(char *buf, size_t len)
+{
+    snprintf(buf, len, "%.2f (global ids: %d x %d-bit words)", (double)ZOLTAN_VERSION_NUMBER,
+             (int)((sizeof(int64_t) + sizeof(ZOLTAN_ID_TYPE) - 1) / sizeof(ZOLTAN_ID_TYPE)),
+             (int)(8 * sizeof(ZOLTAN_ID_TYPE)));
 }
 
 void shard_balancer_destroy(shard_balancer **bp)

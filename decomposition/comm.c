@@ -182,6 +182,24 @@ int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v)
     return c->rank == 0 ? 0 : r; /* MPI leaves rank 0's result undefined */
 }
 
+void shard_comm_sum_i64s(shard_comm *c, int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i += (size_t)INT32_MAX) {
+        int m = n - i < (size_t)INT32_MAX ? (int)(n - i) : INT32_MAX;
+        SHARD_MPI(c, MPI_Allreduce(MPI_IN_PLACE, v + i, m, MPI_INT64_T, MPI_SUM, c->world));
+    }
+}
+
+void shard_comm_allgather_i64(shard_comm *c, int64_t v, int64_t *all)
+{
+    SHARD_MPI(c, MPI_Allgather(&v, 1, MPI_INT64_T, all, 1, MPI_INT64_T, c->world));
+}
+
+void shard_comm_profile(shard_comm *c, int on)
+{
+    SHARD_MPI(c, MPI_Pcontrol(on));
+}
+
 int64_t *shard_comm_exchange_i64(shard_comm *c, const int64_t *send, const size_t *count, size_t *n_recv)
 {
     int p = c->size;

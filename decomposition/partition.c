@@ -1,285 +1,307 @@
-/* Partition and start-up distribution (see partition.h). */
+/* The start-up and restart distribution: from the share each rank sampled or read to its store, the
+ * partition, and the migration to the parts (see partition.h). */
+#include "shard/balance.h"
+#include "shard/migrate.h"
 #include "shard/partition.h"
 
 #include "package_impl.h"
 
-#include <metis.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-int shard_partition_graph(size_t n, const shard_csr *graph, int nparts, int32_t *part, int64_t *edge_cut,
-                          shard_error *err)
+typedef struct shard_share_key {
+    int64_t gid;
+    size_t local;
+} shard_share_key;
+
+static int shard_share_cmp_key(const void *a, const void *b)
 {
-    *edge_cut = 0;
-    if (nparts <= 1 || n == 0) {
-        for (size_t i = 0; i < n; i++)
-            part[i] = 0;
-        return 0;
+    const shard_share_key *x = a, *y = b;
+    return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+/* Sorted (gid, local index) pairs of rows [r0, r1). */
+static shard_share_key *shard_share_keys(const shard_particles *p, size_t r0, size_t r1)
+{
+    shard_share_key *k = shard_malloc((r1 - r0 + 1) * sizeof *k);
+    for (size_t i = r0; i < r1; i++)
+        k[i - r0] = (shard_share_key){p->gid[i], i};
+    qsort(k, r1 - r0, sizeof *k, shard_share_cmp_key);
+    return k;
+}
+
+static size_t shard_share_find(const shard_share_key *k, size_t n, int64_t gid)
+{
+    shard_share_key q = {gid, 0};
+    const shard_share_key *hit = bsearch(&q, k, n, sizeof *k, shard_share_cmp_key);
+    return hit ? hit->local : (size_t)-1;
+}
+
+void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner,
+                                 double *where)
+{
+    int np = c->size;
+    size_t n_own = p->n_owned, ng = p->n_bond_ghost;
+    size_t *count = shard_calloc((size_t)np + 1, sizeof *count), *at = shard_calloc((size_t)np + 1, sizeof *at);
+    for (size_t q = 0; q < ng; q++)
+        count[ghost_owner[q]] += 2;
+    for (int r = 1; r < np; r++)
+        at[r] = at[r - 1] + count[r - 1];
+    int64_t *req = shard_malloc((2 * ng + 1) * sizeof *req);
+    for (size_t q = 0; q < ng; q++) {
+        int64_t *w = req + at[ghost_owner[q]];
+        w[0] = c->rank, w[1] = p->gid[n_own + q];
+        at[ghost_owner[q]] += 2;
     }
-    idx_t nv = (idx_t)n, ncon = 1, np = nparts, objval = 0;
-    idx_t *xadj = shard_malloc((n + 1) * sizeof *xadj);
-    idx_t *vwgt = shard_malloc(n * sizeof *vwgt);
-    for (size_t i = 0; i <= n; i++)
-        xadj[i] = (idx_t)graph->start[i];
+    size_t n_req = 0;
+    int64_t *got = shard_comm_exchange_i64(c, req, count, &n_req);
+    free(req);
+    /* Answers grouped by asker: the requests arrive in rank order of the askers. */
+    shard_share_key *own = shard_share_keys(p, 0, n_own);
+    memset(count, 0, ((size_t)np + 1) * sizeof *count);
+    for (size_t w = 0; w < n_req; w += 2)
+        count[got[w]] += 2;
+    int64_t *ans = shard_malloc((n_req + 1) * sizeof *ans);
+    for (size_t w = 0; w < n_req; w += 2) {
+        size_t i = shard_share_find(own, n_own, got[w + 1]);
+        if (i == (size_t)-1)
+            shard_fail_one(c, SHARD_EXIT_INTERNAL, "start-up: rank %d was asked for particle %lld, which it does "
+                           "not hold", c->rank, (long long)got[w + 1]);
+        ans[w] = got[w + 1], ans[w + 1] = (int64_t)where[i];
+    }
+    free(got), free(own);
+    size_t n_ans = 0;
+    int64_t *back = shard_comm_exchange_i64(c, ans, count, &n_ans);
+    free(ans);
+    shard_share_key *gh = shard_share_keys(p, n_own, n_own + ng);
+    for (size_t w = 0; w < n_ans; w += 2) {
+        size_t j = shard_share_find(gh, ng, back[w]);
+        SHARD_ASSERT(j != (size_t)-1);
+        where[j] = (double)back[w + 1];
+    }
+    free(back), free(gh), free(count), free(at);
+}
+
+/* The rank whose range holds gid: the last r with starts[r] <= gid. */
+static int32_t shard_share_owner(const int64_t *starts, int size, int64_t gid)
+{
+    int lo = 0, hi = size - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (starts[mid] <= gid)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(void *ctx), void *ctx,
+                                const shard_partition_kinds *kinds, shard_particles *p, shard_block *blocks,
+                                shard_csr *bonds, uint8_t **broken, shard_pairlist *mem_mine, int32_t **ghost_owner_out)
+{
+    int size = shard_comm_size(c), nm = kinds->n_modules;
+    size_t n = in->p.n_owned;
+    int64_t first = n ? in->p.gid[0] : 0;
+    int64_t *starts = shard_malloc(((size_t)size + 1) * sizeof *starts);
+    /* An empty share starts where the next rank's does: its rank is never an owner. */
+    int64_t mine = n ? first : INT64_MAX;
+    shard_comm_allgather_i64(c, mine, starts);
+    for (int r = size - 1; r >= 0; r--)
+        if (starts[r] == INT64_MAX)
+            starts[r] = r + 1 < size ? starts[r + 1] : INT64_MAX;
+
+    /* Owned rows by module, id order kept (a counting pass). */
+    size_t *mod_at = shard_calloc((size_t)nm + 1, sizeof *mod_at);
     for (size_t i = 0; i < n; i++)
-        vwgt[i] = 1 + (idx_t)(graph->start[i + 1] - graph->start[i]);
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = 7; /* fixed: the same scene partitions the same way every time */
-    options[METIS_OPTION_NUMBERING] = 0;
-    idx_t *pt = (idx_t *)part; /* idx_t is int32 in Debian's METIS (checked at compile time below) */
-    _Static_assert(sizeof(idx_t) == sizeof(int32_t), "METIS idx_t must be 32-bit");
-    int rc = METIS_PartGraphKway(&nv, &ncon, xadj, graph->idx, vwgt, NULL, NULL, &np, NULL, NULL, options, &objval,
-                                 pt);
-    free(xadj);
-    free(vwgt);
-    /* METIS_OK is 1; anything else is a failure.  No fallback: a silent partition by blocks of ids would hide
-     * the fault and change every figure of the run. */
-    if (rc != METIS_OK)
-        return shard_error_set(err, SHARD_EXIT_INTERNAL,
-                               "METIS_PartGraphKway failed (%s) partitioning %zu particles into %d parts",
-                               rc == METIS_ERROR_MEMORY ? "out of memory" : rc == METIS_ERROR_INPUT ? "bad input"
-                                                                                                  : "error",
-                               n, nparts);
-    *edge_cut = (int64_t)objval;
+        mod_at[kinds->body_module[in->p.body[i]] + 1]++;
+    for (int m = 0; m < nm; m++)
+        mod_at[m + 1] += mod_at[m];
+    size_t *pos = shard_malloc((n + 1) * sizeof *pos), *src_of = shard_malloc((n + 1) * sizeof *src_of);
+    {
+        size_t *fill = shard_malloc(((size_t)nm + 1) * sizeof *fill);
+        memcpy(fill, mod_at, ((size_t)nm + 1) * sizeof *fill);
+        for (size_t i = 0; i < n; i++) {
+            size_t at = fill[kinds->body_module[in->p.body[i]]]++;
+            pos[i] = at, src_of[at] = i;
+        }
+        free(fill);
+    }
+    /* Bond ghosts: partners outside the range, by module, owner and id. */
+    size_t ng = 0, cap = 0;
+    shard_partition_ghost *gh = NULL;
+    int64_t last = first + (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++) {
+            int64_t j = in->partner[e];
+            if (j >= first && j < last)
+                continue;
+            shard_reserve((void **)&gh, &cap, ng + 1, sizeof *gh);
+            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j), j};
+        }
+    if (ng > 1)
+        qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
+    size_t u = 0;
+    for (size_t q = 0; q < ng; q++)
+        if (u == 0 || shard_partition_cmp_ghost(&gh[u - 1], &gh[q]) != 0)
+            gh[u++] = gh[q];
+    ng = u;
+    free(starts);
+
+    /* The store: owned rows, then the ghosts with their ids only. */
+    shard_particles_reserve(p, n + ng);
+    p->n_owned = n, p->n_bond_ghost = ng, p->n_local = n + ng;
+    for (int f = 0; f < shard_particle_n_fields; f++) {
+        const shard_field_desc *d = &shard_particle_fields[f];
+        if (!(d->flags & SHARD_FIELD_STATE))
+            continue;
+        size_t rb = shard_field_row_bytes(d);
+        char *dst = shard_particles_array(p, d);
+        const char *src = shard_particles_array(&in->p, d);
+        memset(dst, 0, (n + ng) * rb);
+        for (size_t k = 0; src && k < n; k++)
+            memcpy(dst + k * rb, src + src_of[k] * rb, rb);
+    }
+    for (size_t q = 0; q < ng; q++)
+        p->gid[n + q] = gh[q].gid;
+    memcpy(p->x_build, p->x, 3 * n * sizeof *p->x_build);
+    int32_t *ghost_owner = shard_malloc((ng + 1) * sizeof *ghost_owner);
+    size_t *gmod = shard_calloc((size_t)nm + 1, sizeof *gmod);
+    for (size_t q = 0; q < ng; q++)
+        ghost_owner[q] = gh[q].owner, gmod[gh[q].module + 1]++;
+    for (int m = 0; m < nm; m++)
+        gmod[m + 1] += gmod[m];
+    for (int m = 0; m < nm; m++) {
+        shard_block *b = &blocks[m];
+        shard_block_free(b);
+        b->first = mod_at[m], b->n_owned = mod_at[m + 1] - mod_at[m];
+        b->ghost_first = n + gmod[m], b->n_ghost = gmod[m + 1] - gmod[m];
+        shard_block_reserve(b, b->n_owned + b->n_ghost);
+        const shard_block *sb = in->mod_rows ? &in->mod_rows[m] : NULL;
+        for (int r = 0; sb && r < b->n_rows; r++) {
+            const shard_field_desc *d = &b->rows[r];
+            if (!(d->flags & SHARD_FIELD_STATE) || !sb->col[r])
+                continue;
+            size_t rb = shard_field_row_bytes(d);
+            char *dst = shard_field_array(b, d);
+            const char *src = shard_field_array(sb, d);
+            for (size_t k = 0; k < b->n_owned; k++)
+                memcpy(dst + k * rb, src + src_of[b->first + k] * rb, rb);
+        }
+    }
+    free(gmod);
+
+    /* Bonds as local indices (rows keep their increasing partner order), with their broken flags. */
+    shard_share_key *gk = shard_malloc((ng + 1) * sizeof *gk);
+    for (size_t q = 0; q < ng; q++)
+        gk[q] = (shard_share_key){gh[q].gid, n + q};
+    qsort(gk, ng, sizeof *gk, shard_share_cmp_key);
+    free(gh);
+    size_t nb = n ? (size_t)(in->bstart[n] - in->bstart[0]) : 0;
+    shard_csr_reserve(bonds, n, nb + 1);
+    bonds->n = n;
+    bonds->start[0] = 0;
+    *broken = shard_realloc(*broken, nb + 1);
+    size_t e_out = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = src_of[k];
+        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++, e_out++) {
+            int64_t j = in->partner[e];
+            size_t local;
+            if (j >= first && j < last) {
+                local = pos[j - first];
+            } else {
+                shard_share_key key = {j, 0};
+                const shard_share_key *hit = bsearch(&key, gk, ng, sizeof *gk, shard_share_cmp_key);
+                SHARD_ASSERT(hit);
+                local = (size_t)hit->local;
+            }
+            bonds->idx[e_out] = (int32_t)local;
+            (*broken)[e_out] = in->broken ? in->broken[e] : 0;
+        }
+        bonds->start[k + 1] = (int64_t)e_out;
+    }
+    free(gk);
+    /* The force terms' memories: the owned rows, in store order. */
+    for (int q = 0; q < kinds->n_lists; q++) {
+        shard_pairlist *l = &mem_mine[q];
+        const shard_pairlist *a = in->lists ? &in->lists[q] : NULL;
+        shard_pairlist_reset(l, n);
+        for (size_t k = 0; a && a->n && k < n; k++)
+            for (int64_t e = a->start[src_of[k]]; e < a->start[src_of[k] + 1]; e++)
+                shard_pairlist_push(l, k, a->key[e], a->val + (size_t)a->width * (size_t)e);
+        shard_pairlist_finish(l);
+    }
+    free(pos), free(src_of), free(mod_at);
+    if (release)
+        release(ctx);
+    *ghost_owner_out = ghost_owner;
     return 0;
 }
 
-/* Rank 0: the package of rank r from the whole-run set (row = global id).  mark[] is scratch of n entries,
- * initialised to -1; module[i] is the module of particle i; mpresent[m] the block rows of module m sent. */
-static void shard_package_build(int r, const shard_partition_kinds *kinds, const shard_particles *all,
-                                const shard_block *all_blocks, const shard_block *rows_of, const shard_csr *g,
-                                const uint8_t *g_broken, const int32_t *part, const int32_t *module, int32_t *mark,
-                                uint64_t present, const uint64_t *mpresent, shard_package *k)
+
+void shard_share_free(shard_share *sh)
 {
-    memset(k, 0, sizeof *k);
-    int nm = kinds->n_modules;
-    k->n_mod = nm;
-    k->mod = shard_calloc(3 * (size_t)nm + 1, sizeof *k->mod);
-    size_t n = all->n_owned, ng = 0, ng_cap = 0;
-    shard_partition_ghost *gh = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (part[i] != r)
-            continue;
-        k->n_own++;
-        k->mod[3 * module[i]]++;
-        k->n_bonds += g->start[i + 1] - g->start[i];
-        for (int64_t b = g->start[i]; b < g->start[i + 1]; b++) {
-            int32_t j = g->idx[b];
-            if (part[j] != r && mark[j] != r) {
-                mark[j] = r;
-                shard_reserve((void **)&gh, &ng_cap, ng + 1, sizeof *gh);
-                gh[ng++] = (shard_partition_ghost){module[j], part[j], j};
-            }
-        }
-    }
-    if (ng > 1)
-        qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
-    for (size_t q = 0; q < ng; q++)
-        k->mod[3 * gh[q].module + 1]++;
-    for (int m = 0; m < nm; m++)
-        k->mod[3 * m + 2] = (int64_t)mpresent[m];
-    k->n_ghost = (int64_t)ng;
-    k->present = present;
-    shard_package_alloc(k, kinds);
-    shard_package_alloc_mod(k, rows_of);
-    /* Owned particles by module, then id: a counting pass gives each module's start. */
-    size_t *at = shard_calloc((size_t)nm + 1, sizeof *at);
-    for (int m = 1; m <= nm; m++)
-        at[m] = at[m - 1] + (size_t)k->mod[3 * (m - 1)];
-    for (size_t i = 0; i < n; i++)
-        if (part[i] == r)
-            k->gid[at[module[i]]++] = (int64_t)i;
-    free(at);
-    size_t nb = 0;
-    for (size_t l = 0; l < (size_t)k->n_own; l++) {
-        size_t i = (size_t)k->gid[l];
-        k->bond_count[l] = (int32_t)(g->start[i + 1] - g->start[i]);
-        for (int64_t b = g->start[i]; b < g->start[i + 1]; b++, nb++) {
-            k->bond_gid[nb] = g->idx[b];
-            k->bond_broken[nb] = g_broken ? g_broken[b] : 0;
-        }
-    }
-    for (size_t q = 0; q < ng; q++) {
-        k->owner[q] = gh[q].owner;
-        k->gid[(size_t)k->n_own + q] = gh[q].gid;
-    }
-    free(gh);
-    /* Pair lists: the rows of the owned particles, in their order. */
-    k->n_lists = kinds->n_lists;
-    k->ltotal = shard_calloc((size_t)k->n_lists + 1, sizeof *k->ltotal);
-    for (int q = 0; q < k->n_lists; q++) {
-        const shard_pairlist *a = &kinds->all_lists[q];
-        for (size_t l = 0; a->n && l < (size_t)k->n_own; l++)
-            k->ltotal[q] += a->start[k->gid[l] + 1] - a->start[k->gid[l]];
-    }
-    shard_package_alloc_lists(k, kinds->all_lists);
-    for (int q = 0; q < k->n_lists; q++) {
-        const shard_pairlist *a = &kinds->all_lists[q];
-        size_t e = 0, w = (size_t)a->width;
-        for (size_t l = 0; l < (size_t)k->n_own; l++) {
-            int64_t b0 = a->n ? a->start[k->gid[l]] : 0, b1 = a->n ? a->start[k->gid[l] + 1] : 0;
-            k->lcount[q][l] = (int32_t)(b1 - b0);
-            for (int64_t b = b0; b < b1; b++, e++) {
-                k->lkey[q][e] = a->key[b];
-                memcpy(k->lval[q] + w * e, a->val + w * (size_t)b, w * sizeof *a->val);
-            }
-        }
-    }
-    for (int f = 0; f < shard_particle_n_fields; f++) {
-        if (!(present >> f & 1u))
-            continue;
-        const shard_field_desc *d = &shard_particle_fields[f];
-        size_t rows = shard_package_rows(k, d), rb = shard_field_row_bytes(d);
-        const char *src = shard_particles_array(all, d);
-        char *dst = k->field[f];
-        for (size_t q = 0; q < rows; q++)
-            memcpy(dst + q * rb, src + (size_t)k->gid[q] * rb, rb);
-    }
-    for (int m = 0; m < nm; m++) {
-        size_t own, ghost;
-        shard_package_mod_offsets(k, m, &own, &ghost);
-        for (int rr = 0; rr < rows_of[m].n_rows; rr++) {
-            if (!(mpresent[m] >> rr & 1u))
-                continue;
-            const shard_field_desc *d = &rows_of[m].rows[rr];
-            size_t rb = shard_field_row_bytes(d), no = (size_t)k->mod[3 * m];
-            const char *src = shard_field_array(&all_blocks[m], d);
-            char *dst = k->mfield[m * SHARD_BLOCK_MAX_ROWS + rr];
-            for (size_t q = 0; q < shard_package_mod_rows(k, m, d); q++) {
-                size_t l = q < no ? own + q : ghost + (q - no);
-                memcpy(dst + q * rb, src + (size_t)k->gid[l] * rb, rb);
-            }
-        }
-    }
+    shard_particles_free(&sh->p);
+    free(sh->bstart), free(sh->partner);
+    memset(sh, 0, sizeof *sh);
 }
 
-/* The arrays of a package in sending order, with their sizes in bytes. */
-static int shard_package_arrays(shard_package *k, const shard_block *rows_of, const int *widths, void **ptr,
-                                size_t *bytes)
+/* The start-up partition of the shares into nparts parts: Zoltan's recursive coordinate bisection of the rest
+ * positions, weight 1 + bonds per particle (the solid's work; docs/architecture.md, "Start-up and restart"). */
+int shard_partition_share(shard_comm *c, const shard_particles *p, const shard_csr *bonds, int nparts,
+                          int32_t *part, shard_error *err)
 {
-    size_t nl = (size_t)(k->n_own + k->n_ghost);
-    int m = 0;
-    ptr[m] = k->gid, bytes[m++] = nl * sizeof *k->gid;
-    ptr[m] = k->owner, bytes[m++] = (size_t)k->n_ghost * sizeof *k->owner;
-    ptr[m] = k->bond_count, bytes[m++] = (size_t)k->n_own * sizeof *k->bond_count;
-    ptr[m] = k->bond_gid, bytes[m++] = (size_t)k->n_bonds * sizeof *k->bond_gid;
-    ptr[m] = k->bond_broken, bytes[m++] = (size_t)k->n_bonds;
-    for (int f = 0; f < shard_particle_n_fields; f++)
-        if (k->present >> f & 1u) {
-            ptr[m] = k->field[f];
-            bytes[m++] = shard_package_rows(k, &shard_particle_fields[f]) *
-                         shard_field_row_bytes(&shard_particle_fields[f]);
-        }
-    for (int q = 0; q < k->n_mod; q++)
-        for (int r = 0; r < rows_of[q].n_rows; r++)
-            if ((uint64_t)k->mod[3 * q + 2] >> r & 1u) {
-                const shard_field_desc *d = &rows_of[q].rows[r];
-                ptr[m] = k->mfield[q * SHARD_BLOCK_MAX_ROWS + r];
-                bytes[m++] = shard_package_mod_rows(k, q, d) * shard_field_row_bytes(d);
-            }
-    for (int q = 0; q < k->n_lists; q++) {
-        ptr[m] = k->lcount[q], bytes[m++] = (size_t)k->n_own * sizeof **k->lcount;
-        ptr[m] = k->lkey[q], bytes[m++] = (size_t)k->ltotal[q] * sizeof **k->lkey;
-        ptr[m] = k->lval[q], bytes[m++] = (size_t)k->ltotal[q] * (size_t)widths[q] * sizeof **k->lval;
-    }
-    return m;
+    size_t n_own = p->n_owned;
+    double *w = shard_malloc((n_own + 1) * sizeof *w);
+    for (size_t i = 0; i < n_own; i++)
+        w[i] = 1.0 + (double)(bonds->start[i + 1] - bonds->start[i]);
+    shard_balancer *b = shard_balancer_create_parts(c, SHARD_BALANCER_STARTUP, nparts);
+    int rc = shard_balancer_partition_owners(b, p, p->X, w, NULL, NULL, part, err);
+    shard_balancer_destroy(&b);
+    free(w);
+    return rc;
 }
 
-enum { SHARD_PKG_MAX_LISTS = 8, SHARD_PKG_MAX_ARRAYS = 5 + SHARD_PKG_MAX_FIELDS + 8 * SHARD_BLOCK_MAX_ROWS +
-                                                     3 * SHARD_PKG_MAX_LISTS };
-
-static void shard_package_send(shard_comm *c, shard_package *k, const shard_block *rows_of, const int *widths,
-                               int r)
+int shard_partition_distribute_share(shard_comm *c, const shard_partition_kinds *kinds, const int32_t *ghost_owner,
+                                     shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
+                                     shard_halo **halos, shard_pairlist *lists, int64_t *edge_cut,
+                                     shard_migrate_stats *stats, shard_error *err)
 {
-    int64_t hdr[6] = {k->n_own, k->n_ghost, k->n_bonds, (int64_t)k->present, k->n_mod, k->n_lists};
-    shard_mpi_send_big(c, hdr, sizeof hdr, r, 100);
-    shard_mpi_send_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, r, 100);
-    shard_mpi_send_big(c, k->ltotal, (size_t)k->n_lists * sizeof *k->ltotal, r, 100);
-    void *ptr[SHARD_PKG_MAX_ARRAYS];
-    size_t bytes[SHARD_PKG_MAX_ARRAYS];
-    int m = shard_package_arrays(k, rows_of, widths, ptr, bytes);
-    for (int q = 0; q < m; q++)
-        shard_mpi_send_big(c, ptr[q], bytes[q], r, 101);
-}
-
-static void shard_package_recv(shard_comm *c, const shard_partition_kinds *kinds, const shard_block *rows_of,
-                               const shard_pairlist *list_shape, const int *widths, shard_package *k)
-{
-    int64_t hdr[6];
-    shard_mpi_recv_big(c, hdr, sizeof hdr, 0, 100);
-    memset(k, 0, sizeof *k);
-    k->n_own = hdr[0], k->n_ghost = hdr[1], k->n_bonds = hdr[2], k->present = (uint64_t)hdr[3];
-    k->n_mod = (int)hdr[4], k->n_lists = (int)hdr[5];
-    k->mod = shard_malloc((3 * (size_t)k->n_mod + 1) * sizeof *k->mod);
-    shard_mpi_recv_big(c, k->mod, 3 * (size_t)k->n_mod * sizeof *k->mod, 0, 100);
-    k->ltotal = shard_calloc((size_t)k->n_lists + 1, sizeof *k->ltotal);
-    shard_mpi_recv_big(c, k->ltotal, (size_t)k->n_lists * sizeof *k->ltotal, 0, 100);
-    shard_package_alloc(k, kinds);
-    shard_package_alloc_mod(k, rows_of);
-    shard_package_alloc_lists(k, list_shape);
-    void *ptr[SHARD_PKG_MAX_ARRAYS];
-    size_t bytes[SHARD_PKG_MAX_ARRAYS];
-    int m = shard_package_arrays(k, rows_of, widths, ptr, bytes);
-    for (int q = 0; q < m; q++)
-        shard_mpi_recv_big(c, ptr[q], bytes[q], 0, 101);
-}
-
-int shard_partition_distribute(shard_comm *c, const shard_partition_kinds *kinds, const shard_particles *all,
-                               const shard_block *all_blocks, const shard_csr *g, const uint8_t *g_broken,
-                               shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                               shard_halo **halos, shard_pairlist *lists, int64_t *edge_cut, shard_error *err)
-{
-    int widths[SHARD_PKG_MAX_LISTS];
-    SHARD_ASSERT(kinds->n_lists <= SHARD_PKG_MAX_LISTS);
-    for (int q = 0; q < kinds->n_lists; q++)
-        widths[q] = lists[q].width;
     memset(err, 0, sizeof *err);
-    shard_package mine = {0};
+    memset(stats, 0, sizeof *stats);
+    size_t n_own = p->n_owned, nl = p->n_owned + p->n_bond_ghost;
+    if (edge_cut)
+        *edge_cut = 0;
+    if (c->size == 1) {
+        /* One rank: the share is the whole run and already in the store's order; nothing moves. */
+        for (int m = 0; m < kinds->n_modules; m++)
+            halos[m] = kinds->has_halo[m] ? shard_halo_create(c, 0, NULL, NULL, NULL, NULL, blocks[m].ghost_first)
+                                          : NULL;
+        return 0;
+    }
+    double *where = shard_malloc((nl + 1) * sizeof *where);
+    int32_t *dest = shard_malloc((n_own + 1) * sizeof *dest);
+    int rc = shard_partition_share(c, p, bonds, c->size, dest, err);
+    if (rc) {
+        free(where), free(dest);
+        return rc;
+    }
+    for (size_t i = 0; i < n_own; i++)
+        where[i] = (double)dest[i];
+    free(dest);
+    shard_partition_ghost_where(c, p, ghost_owner, where);
+    /* Cut bonds, each once (from its lower id). */
     int64_t cut = 0;
-    int32_t *part = NULL;
-    if (c->rank == 0) {
-        size_t n = all->n_owned;
-        part = shard_malloc((n + 1) * sizeof *part);
-        shard_partition_graph(n, g, c->size, part, &cut, err);
-    }
-    /* The partition's verdict reaches every rank before any package is sent, so a METIS failure ends the run
-     * on all ranks at the same point. */
-    if (shard_comm_agree(c, err, 0)) {
-        free(part);
-        return err->code;
-    }
-    if (c->rank == 0) {
-        size_t n = all->n_owned;
-        uint64_t *mpresent = shard_calloc((size_t)kinds->n_modules + 1, sizeof *mpresent);
-        uint64_t present = shard_package_present(all, kinds->n_modules, blocks, all_blocks, mpresent);
-        int32_t *module = shard_malloc((n + 1) * sizeof *module);
-        for (size_t i = 0; i < n; i++)
-            module[i] = kinds->body_module[all->body[i]];
-        int32_t *mark = shard_malloc((n + 1) * sizeof *mark);
-        for (size_t i = 0; i < n; i++)
-            mark[i] = -1;
-        for (int r = c->size - 1; r >= 0; r--) {
-            shard_package k;
-            shard_package_build(r, kinds, all, all_blocks, blocks, g, g_broken, part, module, mark, present,
-                                mpresent, &k);
-            if (r == 0) {
-                mine = k;
-            } else {
-                shard_package_send(c, &k, blocks, widths, r);
-                shard_package_free(&k);
-            }
+    for (size_t i = 0; i < n_own; i++)
+        for (int64_t e = bonds->start[i]; e < bonds->start[i + 1]; e++) {
+            size_t j = (size_t)bonds->idx[e];
+            cut += p->gid[i] < p->gid[j] && where[i] != where[j];
         }
-        free(mark), free(module), free(mpresent);
-    } else {
-        shard_package_recv(c, kinds, blocks, lists, widths, &mine);
-    }
-    free(part);
-    shard_comm_bcast(c, &cut, sizeof cut, 0);
+    cut = shard_comm_sum_i64(c, cut);
     if (edge_cut)
         *edge_cut = cut;
-    shard_package_unpack(c, kinds, &mine, p, blocks, bonds, broken, halos, lists);
-    shard_package_free(&mine);
+    shard_migrate_to(c, kinds, where, p, blocks, bonds, broken, halos, lists, stats);
+    free(where);
     return 0;
 }

@@ -1045,6 +1045,12 @@ static double shard_mesh_cross_x(const shard_mesh_proj *t, double py, double pz)
 
 void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, size_t *n)
 {
+    shard_mesh_sample_planes(mesh, spacing, 0, INT64_MAX, points, n);
+}
+
+void shard_mesh_sample_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
+                              double **points, size_t *n)
+{
     *points = NULL;
     *n = 0;
     if (!mesh || mesh->n_triangles == 0 || !(spacing > 0) || !isfinite(spacing))
@@ -1116,7 +1122,7 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
     double *out = NULL;
     size_t cap_out = 0, n_out = 0;
 
-    for (int64_t k = 0; k < nz; k++) {
+    for (int64_t k = 0; k < nz && k < k_end; k++) {
         size_t keep = 0;
         for (size_t a = 0; a < n_active; a++)
             if (tri[active[a]].k1 >= k)
@@ -1126,7 +1132,7 @@ void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, 
         shard_reserve((void **)&active, &cap_active, n_active + add, sizeof(size_t));
         memcpy(active + n_active, by_k + start[k], add * sizeof(size_t));
         n_active += add;
-        if (n_active == 0)
+        if (n_active == 0 || k < k_first || k >= k_end)
             continue;
 
         memset(row_start, 0, ((size_t)ny + 1) * sizeof(size_t));

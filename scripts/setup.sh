@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libmetis-dev libhdf5-openmpi-dev
+packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
           libfyaml-dev libtrilinos-zoltan-dev)
 if [ "${SHARD_TEST_DEPS:-0}" = 1 ]; then
   packages+=(lammps)

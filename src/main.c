@@ -1,5 +1,6 @@
 /* The shard command line: run, check, --help, --version.  Parses arguments on every rank (they are the same
  * everywhere), so a usage error is a global error: rank 0 prints it, every rank exits with code 2. */
+#include "shard/balance.h"
 #include "shard/comm.h"
 #include "shard/insitu.h"
 #include "shard/partition_report.h"
@@ -10,7 +11,6 @@
 #include <libfyaml.h>
 #include <limits.h>
 #include <math.h>
-#include <metis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +52,9 @@ static void shard_main_version(void)
     shard_comm_library_version(mpi, sizeof mpi);
     printf("shard %s (git %s)\n", SHARD_VERSION_STRING, SHARD_GIT_HASH);
     printf("MPI: %s\n", mpi);
-    printf("METIS: %d.%d.%d (idx_t %d-bit)\n", METIS_VER_MAJOR, METIS_VER_MINOR, METIS_VER_SUBMINOR, IDXTYPEWIDTH);
+    char zoltan[128];
+    shard_balancer_library_version(zoltan, sizeof zoltan);
+    printf("Zoltan: %s\n", zoltan);
 #ifdef SHARD_HAVE_HDF5
     unsigned maj, min, rel;
     H5get_libversion(&maj, &min, &rel);

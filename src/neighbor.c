@@ -152,6 +152,8 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
     shard_cells cells = {0};
     for (int b = 0; b < n_bodies; b++) {
         size_t s0 = (size_t)body_start[b], s1 = (size_t)body_start[b + 1];
+        if (s1 == s0) /* none of its points here (a rank's share of the planes may hold none; X may be NULL) */
+            continue;
         const double *Xb = X + 3 * s0;
         if (!(h[b] > 0.0)) { /* a kind without reference bonds */
             for (size_t i = s0; i < s1; i++)

@@ -7,6 +7,7 @@
 #include "shard/mesh.h"
 #include "shard/neighbor.h"
 #include "shard/particles.h"
+#include "shard/xsum.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Lattice points of one primitive shape (box, sphere, cylinder) into a new array (caller frees). */
-static void shard_sample_shape(const shard_shape *shape, double spacing, double **points, size_t *n)
+/* Lattice points of one primitive shape (box, sphere, cylinder) in the planes k0 <= k < k1 into a new array
+ * (caller frees). */
+static void shard_sample_shape(const shard_shape *shape, double spacing, int64_t k0, int64_t k1, double **points,
+                               size_t *n)
 {
     double lo[3], hi[3];
     shard_shape_bounds(shape, lo, hi);
@@ -25,7 +28,7 @@ static void shard_sample_shape(const shard_shape *shape, double spacing, double 
         dim[k] = (int64_t)ceil((hi[k] - lo[k]) / spacing);
     size_t cap = 0, m = 0;
     double *pts = NULL;
-    for (int64_t k = 0; k < dim[2]; k++)
+    for (int64_t k = k0 > 0 ? k0 : 0; k < dim[2] && k < k1; k++)
         for (int64_t j = 0; j < dim[1]; j++)
             for (int64_t i = 0; i < dim[0]; i++) {
                 double p[3] = {lo[0] + ((double)i + 0.5) * spacing, lo[1] + ((double)j + 0.5) * spacing,
@@ -120,7 +123,7 @@ static void shard_sample_fit(double *pts, size_t n, double s, const double lo[3]
 /* What sampling a body costs, known before any point is made: lattice points of its bounding box (each is
  * tested) and the particles expected from its volume. */
 static int shard_sample_check_size(const shard_scene *scene, const shard_body_def *b, const double lo[3],
-                                   const double hi[3], double volume, size_t already, shard_error *err)
+                                   const double hi[3], double volume, size_t already, int ranks, shard_error *err)
 {
     double s = b->spacing, points = 1.0;
     for (int k = 0; k < 3; k++)
@@ -128,25 +131,29 @@ static int shard_sample_check_size(const shard_scene *scene, const shard_body_de
     double particles = volume / (s * s * s);
     if (!(particles >= 0.0))
         particles = points;
-    double total = particles + (double)already, bytes = total * SHARD_SAMPLE_BYTES_PER_PARTICLE;
+    /* Each rank holds about 1/ranks of the particles at start-up (its share of the lattice planes, then its
+     * part): the limits are per rank. */
+    double per_rank = (particles + (double)already) / (double)ranks;
+    double bytes = per_rank * SHARD_SAMPLE_BYTES_PER_PARTICLE;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     double memory = pages > 0 && page > 0 ? (double)pages * (double)page : INFINITY;
-    char count[96];
+    char count[128];
     if (isfinite(particles))
-        snprintf(count, sizeof count, "%.3g particles (%.3g GB on rank 0 at start-up)", particles,
+        snprintf(count, sizeof count, "%.3g particles (%.3g GB at start-up, shared by the ranks)", particles,
                  particles * SHARD_SAMPLE_BYTES_PER_PARTICLE / 1e9);
     else
         snprintf(count, sizeof count, "more particles than a number can hold");
-    if (!(total <= (double)INT32_MAX))
+    if (!(per_rank <= (double)INT32_MAX))
         return shard_error_at(err, scene->path, &b->spacing_loc,
-                              "body '%s' at this spacing asks for %s; one rank can start at most 2147483647 "
-                              "particles in all (%zu before this body): use a coarser spacing",
+                              "body '%s' at this spacing asks for %s; a rank can hold at most 2147483647 "
+                              "of them (%zu before this body): use a coarser spacing or more ranks",
                               b->name, count, already);
     if (!(bytes <= memory))
         return shard_error_at(err, scene->path, &b->spacing_loc,
-                              "body '%s' at this spacing asks for %s, %.3g GB with the %zu particles before it, "
-                              "more than this machine's %.3g GB of memory",
-                              b->name, count, bytes / 1e9, already, memory / 1e9);
+                              "body '%s' at this spacing asks for %s, %.3g GB on each of the %d rank(s) with "
+                              "the %zu particles before it, more than this machine's %.3g GB of memory: use a "
+                              "coarser spacing or more ranks",
+                              b->name, count, bytes / 1e9, ranks, already, memory / 1e9);
     if (!(points <= SHARD_SAMPLE_MAX_POINTS))
         return shard_error_at(err, scene->path, &b->spacing_loc,
                               "body '%s' at this spacing has %.3g lattice points in its bounding box to test (at most "
@@ -196,7 +203,7 @@ static int shard_sample_check_domain(const shard_scene *scene, const shard_body_
     return 0;
 }
 
-int shard_sample_check_sizes(const shard_scene *scene, shard_error *err)
+int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *err)
 {
     double total = 0.0;
     for (int bi = 0; bi < scene->n_bodies; bi++) {
@@ -206,7 +213,7 @@ int shard_sample_check_sizes(const shard_scene *scene, shard_error *err)
         double lo[3], hi[3], s = b->spacing;
         shard_shape_bounds(&b->shape, lo, hi);
         size_t already = total < (double)SIZE_MAX ? (size_t)total : SIZE_MAX;
-        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, err);
+        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, ranks, err);
         if (!rc)
             rc = shard_sample_check_domain(scene, b, lo, hi, err);
         if (rc)
@@ -216,8 +223,8 @@ int shard_sample_check_sizes(const shard_scene *scene, shard_error *err)
     return 0;
 }
 
-/* Drops the points strictly inside one of the body's notches (a flat notch holds none). */
-static void shard_sample_notch_points(const shard_body_def *b, double *pts, size_t *n)
+/* Drops the points strictly inside one of the body's notches (a flat notch holds none); plane[] follows. */
+static void shard_sample_notch_points(const shard_body_def *b, double *pts, int64_t *plane, size_t *n)
 {
     if (b->n_notches == 0)
         return;
@@ -232,58 +239,100 @@ static void shard_sample_notch_points(const shard_body_def *b, double *pts, size
         }
         if (!inside) {
             memmove(pts + 3 * m, x, 3 * sizeof *x);
+            plane[m] = plane[i];
             m++;
         }
     }
     *n = m;
 }
 
-static int shard_sample_body_points(const shard_scene *scene, const shard_body_def *b, size_t already,
-                                    double **pts, size_t *n, shard_error *err);
-
-static int shard_sample_body(const shard_scene *scene, const shard_body_def *b, size_t already, double **pts,
-                             size_t *n, shard_error *err)
+/* A body's lattice, with the size and domain checks made before any point is: `already` particles come before
+ * it, `ranks` share them. */
+static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_def *b, size_t already, int ranks,
+                                   shard_sample_lattice *L, shard_error *err)
 {
-    int rc = shard_sample_body_points(scene, b, already, pts, n, err);
+    memset(L, 0, sizeof *L);
+    double hi[3];
+    int rc = 0;
+    if (b->shape.kind != SHARD_SHAPE_MESH) {
+        shard_shape_bounds(&b->shape, L->lo, hi);
+        L->volume = shard_sample_volume(&b->shape);
+    } else {
+        rc = shard_mesh_read(b->shape.file, scene->path, &b->shape.file_loc, &L->mesh, err);
+        if (!rc)
+            rc = shard_mesh_check_closed(&L->mesh, b->shape.file, scene->path, &b->shape.file_loc, err);
+        if (!rc) {
+            shard_mesh_transform(&L->mesh, b->shape.scale, b->shape.translate);
+            shard_mesh_bounds(&L->mesh, L->lo, hi);
+            L->volume = fabs(shard_mesh_volume(&L->mesh));
+        }
+    }
     if (!rc)
-        shard_sample_notch_points(b, *pts, n);
+        rc = shard_sample_check_size(scene, b, L->lo, hi, L->volume, already, ranks, err);
+    if (!rc)
+        rc = shard_sample_check_domain(scene, b, L->lo, hi, err);
+    for (int k = 0; k < 3 && !rc; k++)
+        L->dim[k] = (int64_t)ceil((hi[k] - L->lo[k]) / b->spacing);
     return rc;
 }
 
-static int shard_sample_body_points(const shard_scene *scene, const shard_body_def *b, size_t already,
-                                    double **pts, size_t *n, shard_error *err)
+/* The points of the lattice planes [k0, k1) of a body, surface-fitted and with the notches' points removed,
+ * in lattice order, each with its plane: the same points, bit for bit, as sampling the whole body and keeping
+ * those planes.  A surface particle is one whose face neighbour is missing, so fitting needs the planes on
+ * either side: they are sampled too and dropped after the fit. */
+static void shard_sample_body_planes(const shard_body_def *b, const shard_sample_lattice *L, int64_t k0, int64_t k1,
+                                     double **pts, int64_t **plane, size_t *n)
 {
-    double lo[3], hi[3];
-    if (b->shape.kind != SHARD_SHAPE_MESH) {
-        shard_shape_bounds(&b->shape, lo, hi);
-        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, err);
-        if (!rc)
-            rc = shard_sample_check_domain(scene, b, lo, hi, err);
-        if (!rc)
-            shard_sample_shape(&b->shape, b->spacing, pts, n);
-        if (!rc && b->sampling == SHARD_SAMPLING_SURFACE)
-            shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_shape_surface, &b->shape);
-        return rc;
+    int fit = b->sampling == SHARD_SAMPLING_SURFACE;
+    int64_t a0 = fit ? k0 - 1 : k0, a1 = fit && k1 < L->dim[2] ? k1 + 1 : k1;
+    if (a0 < 0)
+        a0 = 0;
+    if (a1 > L->dim[2])
+        a1 = L->dim[2];
+    double s = b->spacing;
+    if (b->shape.kind != SHARD_SHAPE_MESH)
+        shard_sample_shape(&b->shape, s, a0, a1, pts, n);
+    else
+        shard_mesh_sample_planes(&L->mesh, s, a0, a1, pts, n);
+    int64_t *pl = shard_malloc((*n + 1) * sizeof *pl);
+    for (size_t i = 0; i < *n; i++)
+        pl[i] = (int64_t)floor(((*pts)[3 * i + 2] - L->lo[2]) / s);
+    if (fit && b->shape.kind != SHARD_SHAPE_MESH) {
+        shard_sample_fit(*pts, *n, s, L->lo, shard_sample_shape_surface, &b->shape);
+    } else if (fit) {
+        shard_sample_mesh_ref ref = {&L->mesh, shard_mesh_volume(&L->mesh) < 0.0 ? -1.0 : 1.0};
+        shard_sample_fit(*pts, *n, s, L->lo, shard_sample_mesh_surface, &ref);
     }
-    shard_mesh mesh = {0};
-    int rc = shard_mesh_read(b->shape.file, scene->path, &b->shape.file_loc, &mesh, err);
-    if (!rc)
-        rc = shard_mesh_check_closed(&mesh, b->shape.file, scene->path, &b->shape.file_loc, err);
-    if (!rc) {
-        shard_mesh_transform(&mesh, b->shape.scale, b->shape.translate);
-        shard_mesh_bounds(&mesh, lo, hi);
-        rc = shard_sample_check_size(scene, b, lo, hi, fabs(shard_mesh_volume(&mesh)), already, err);
-        if (!rc)
-            rc = shard_sample_check_domain(scene, b, lo, hi, err);
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (pl[i] >= k0 && pl[i] < k1) {
+            memmove(*pts + 3 * m, *pts + 3 * i, 3 * sizeof **pts);
+            pl[m++] = pl[i];
+        }
+    *n = m;
+    shard_sample_notch_points(b, *pts, pl, n);
+    *plane = pl;
+}
+
+void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
+                         double vpres[3], uint32_t *flags)
+{
+    const double *w = b->angular_velocity;
+    double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
+    v[0] = b->velocity[0] + w[1] * r[2] - w[2] * r[1];
+    v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
+    v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
+    *flags = 0;
+    vpres[0] = vpres[1] = vpres[2] = 0.0;
+    for (int k = 0; k < b->n_constraints; k++) {
+        const shard_constraint *con = &b->constraints[k];
+        if (shard_shape_contains(&con->region, X)) {
+            *flags |= SHARD_PF_PRESCRIBED;
+            memcpy(vpres, con->velocity, sizeof con->velocity);
+        }
     }
-    if (!rc)
-        shard_mesh_sample(&mesh, b->spacing, pts, n);
-    if (!rc && b->sampling == SHARD_SAMPLING_SURFACE) {
-        shard_sample_mesh_ref ref = {&mesh, shard_mesh_volume(&mesh) < 0.0 ? -1.0 : 1.0};
-        shard_sample_fit(*pts, *n, b->spacing, lo, shard_sample_mesh_surface, &ref);
-    }
-    shard_mesh_free(&mesh);
-    return rc;
+    if (*flags & SHARD_PF_PRESCRIBED)
+        memcpy(v, vpres, 3 * sizeof *v);
 }
 
 int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err)
@@ -295,8 +344,14 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
     for (int bi = 0; bi < scene->n_bodies; bi++) {
         const shard_body_def *b = &scene->bodies[bi];
         double *pts = NULL;
+        int64_t *plane = NULL;
         size_t m = 0;
-        int rc = shard_sample_body(scene, b, out->n, &pts, &m, err);
+        shard_sample_lattice L;
+        int rc = shard_sample_lattice_of(scene, b, out->n, 1, &L, err);
+        if (!rc)
+            shard_sample_body_planes(b, &L, 0, INT64_MAX, &pts, &plane, &m);
+        shard_mesh_free(&L.mesh);
+        free(plane);
         if (rc) {
             shard_sampled_free(out);
             return rc;
@@ -304,9 +359,7 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
         if (m == 0) {
             free(pts);
             shard_sampled_free(out);
-            return shard_error_at(err, scene->path, &b->shape.loc,
-                                  "body '%s' samples to zero particles (spacing %g is too coarse for its shape)",
-                                  b->name, b->spacing);
+            return shard_sample_empty_body(scene, bi, err);
         }
         size_t n0 = out->n, n1 = n0 + m;
         if (n1 > cap) {
@@ -319,33 +372,18 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
         }
         memcpy(out->X + 3 * n0, pts, 3 * m * sizeof *pts);
         free(pts);
-        /* Angular velocity is about the centre of the sampled particles (summed in id order). */
-        double c[3] = {0, 0, 0};
-        for (size_t i = n0; i < n1; i++)
-            for (int k = 0; k < 3; k++)
-                c[k] += out->X[3 * i + k];
-        for (int k = 0; k < 3; k++)
-            c[k] /= (double)m;
-        const double *w = b->angular_velocity;
+        /* Angular velocity is about the centre of the body's particles: an exact sum, so that the centre does
+         * not depend on how the particles are split among ranks (the distributed start-up sums the same). */
+        shard_xsum acc[3];
+        double c[3];
+        for (int k = 0; k < 3; k++) {
+            shard_xsum_init(&acc[k]);
+            shard_xsum_add_n(&acc[k], out->X + 3 * n0 + k, m, 3);
+            c[k] = shard_xsum_round(&acc[k]) / (double)m;
+        }
         for (size_t i = n0; i < n1; i++) {
-            const double *X = out->X + 3 * i;
-            double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
-            double *v = out->v + 3 * i;
-            v[0] = b->velocity[0] + w[1] * r[2] - w[2] * r[1];
-            v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
-            v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
             out->body[i] = bi;
-            out->flags[i] = 0;
-            out->vpres[3 * i] = out->vpres[3 * i + 1] = out->vpres[3 * i + 2] = 0.0;
-            for (int k = 0; k < b->n_constraints; k++) {
-                const shard_constraint *con = &b->constraints[k];
-                if (shard_shape_contains(&con->region, X)) {
-                    out->flags[i] |= SHARD_PF_PRESCRIBED;
-                    memcpy(out->vpres + 3 * i, con->velocity, sizeof con->velocity);
-                }
-            }
-            if (out->flags[i] & SHARD_PF_PRESCRIBED)
-                memcpy(v, out->vpres + 3 * i, 3 * sizeof *v);
+            shard_sample_motion(b, c, out->X + 3 * i, out->v + 3 * i, out->vpres + 3 * i, &out->flags[i]);
         }
         out->n = n1;
         out->body_start[bi + 1] = (int64_t)n1;
@@ -353,51 +391,67 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
     return 0;
 }
 
-/* Removes every bond whose segment meets a notch of its body (each pair tested with its lower id first, so
- * both of its entries get the same verdict); a notch that cuts no bond is an error (it misses the body). */
-static int shard_sample_cut_notches(const shard_scene *scene, const shard_sampled *s, shard_csr *bonds,
-                                    shard_error *err)
+int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err)
 {
-    int any = 0;
+    const shard_body_def *bd = &scene->bodies[b];
+    return shard_error_at(err, scene->path, &bd->shape.loc,
+                          "body '%s' samples to zero particles (spacing %g is too coarse for its shape)", bd->name,
+                          bd->spacing);
+}
+
+/* Removes every bond of rows [r0, r1) whose segment meets a notch of its body (each pair tested with its lower
+ * index first, so both of its entries get the same verdict: indices are in global-id order); cut[] (one per
+ * notch of the scene, in body order) counts the bonds removed.  bodies: the body of each point. */
+static void shard_sample_cut_rows(const shard_scene *scene, const double *X, const int32_t *body, size_t n,
+                                  const uint8_t *row_on, shard_csr *bonds, int64_t *cut)
+{
+    int64_t *notch0 = shard_calloc((size_t)scene->n_bodies + 1, sizeof *notch0);
     for (int b = 0; b < scene->n_bodies; b++)
-        any |= scene->bodies[b].n_notches > 0;
-    if (!any)
-        return 0;
-    int64_t *cut = NULL;
+        notch0[b + 1] = notch0[b] + scene->bodies[b].n_notches;
     int64_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t e0 = bonds->start[i], e1 = bonds->start[i + 1];
+        bonds->start[i] = k;
+        const shard_body_def *bd = &scene->bodies[body[i]];
+        for (int64_t e = e0; e < e1; e++) {
+            size_t j = (size_t)bonds->idx[e];
+            const double *a = X + 3 * (i < j ? i : j), *c = X + 3 * (i < j ? j : i);
+            int keep = 1;
+            for (int q = 0; q < bd->n_notches; q++)
+                if (shard_fracture_segment_meets_box(a, c, bd->notches[q].min, bd->notches[q].max)) {
+                    keep = 0;
+                    cut[notch0[body[i]] + q] += !row_on || row_on[i];
+                }
+            if (keep)
+                bonds->idx[k++] = (int32_t)j;
+        }
+    }
+    bonds->start[n] = k;
+    free(notch0);
+}
+
+int shard_sample_notches_missed(const shard_scene *scene, const int64_t *cut, shard_error *err)
+{
+    int64_t at = 0;
     for (int b = 0; b < scene->n_bodies; b++) {
         const shard_body_def *bd = &scene->bodies[b];
-        cut = shard_realloc(cut, ((size_t)bd->n_notches + 1) * sizeof *cut);
-        memset(cut, 0, ((size_t)bd->n_notches + 1) * sizeof *cut);
-        for (int64_t i = s->body_start[b]; i < s->body_start[b + 1]; i++) {
-            int64_t e0 = bonds->start[i], e1 = bonds->start[i + 1];
-            bonds->start[i] = k;
-            for (int64_t e = e0; e < e1; e++) {
-                int64_t j = bonds->idx[e];
-                const double *a = s->X + 3 * (i < j ? i : j), *c = s->X + 3 * (i < j ? j : i);
-                int keep = 1;
-                for (int q = 0; q < bd->n_notches; q++)
-                    if (shard_fracture_segment_meets_box(a, c, bd->notches[q].min, bd->notches[q].max)) {
-                        keep = 0;
-                        cut[q]++;
-                    }
-                if (keep)
-                    bonds->idx[k++] = (int32_t)j;
-            }
-        }
-        for (int q = 0; q < bd->n_notches; q++)
-            if (cut[q] == 0) {
-                free(cut);
+        for (int q = 0; q < bd->n_notches; q++, at++)
+            if (cut[at] == 0)
                 return shard_error_at(err, scene->path, &bd->notches[q].loc,
                                       "the notch [%g, %g, %g] - [%g, %g, %g] misses body '%s' (no bond of it "
                                       "crosses the notch)", bd->notches[q].min[0], bd->notches[q].min[1],
                                       bd->notches[q].min[2], bd->notches[q].max[0], bd->notches[q].max[1],
                                       bd->notches[q].max[2], bd->name);
-            }
     }
-    bonds->start[s->n] = k;
-    free(cut);
     return 0;
+}
+
+int shard_sample_n_notches(const shard_scene *scene)
+{
+    int n = 0;
+    for (int b = 0; b < scene->n_bodies; b++)
+        n += scene->bodies[b].n_notches;
+    return n;
 }
 
 int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sampled *out, shard_csr *bonds,
@@ -410,7 +464,10 @@ int shard_sample_scene_bonds(const shard_scene *scene, const double *h, shard_sa
         return shard_error_at(err, scene->path, &scene->bodies[0].loc,
                               "%zu particles exceed what one rank can partition (2^31 - 1)", out->n);
     shard_neighbor_bonds(out->n, out->X, scene->n_bodies, out->body_start, h, bonds);
-    rc = shard_sample_cut_notches(scene, out, bonds, err);
+    int64_t *cut = shard_calloc((size_t)shard_sample_n_notches(scene) + 1, sizeof *cut);
+    shard_sample_cut_rows(scene, out->X, out->body, out->n, NULL, bonds, cut);
+    rc = shard_sample_notches_missed(scene, cut, err);
+    free(cut);
     if (rc)
         return rc;
     if (bonds->start[out->n] > (int64_t)INT32_MAX)
@@ -426,4 +483,135 @@ void shard_sampled_free(shard_sampled *s)
         return;
     free(s->X), free(s->v), free(s->vpres), free(s->body), free(s->flags), free(s->body_start);
     memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Distributed sampling
+ * ---------------------------------------------------------------------------------------------------------- */
+
+int shard_sample_plan_make(const shard_scene *scene, int ranks, shard_sample_plan *plan, shard_error *err)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->n_bodies = scene->n_bodies;
+    plan->body = shard_calloc((size_t)scene->n_bodies + 1, sizeof *plan->body);
+    plan->plane0 = shard_calloc((size_t)scene->n_bodies + 1, sizeof *plan->plane0);
+    double expected = 0.0;
+    for (int b = 0; b < scene->n_bodies; b++) {
+        const shard_body_def *bd = &scene->bodies[b];
+        size_t already = expected < (double)SIZE_MAX ? (size_t)expected : SIZE_MAX;
+        int rc = shard_sample_lattice_of(scene, bd, already, ranks, &plan->body[b], err);
+        if (rc) {
+            shard_sample_plan_free(plan);
+            return rc;
+        }
+        expected += plan->body[b].volume / (bd->spacing * bd->spacing * bd->spacing);
+        plan->plane0[b + 1] = plan->plane0[b] + plan->body[b].dim[2];
+    }
+    return 0;
+}
+
+void shard_sample_plan_free(shard_sample_plan *plan)
+{
+    for (int b = 0; plan->body && b < plan->n_bodies; b++)
+        shard_mesh_free(&plan->body[b].mesh);
+    free(plan->body), free(plan->plane0);
+    memset(plan, 0, sizeof *plan);
+}
+
+int64_t shard_sample_rank_first_plane(const shard_sample_plan *plan, int rank, int ranks)
+{
+    __int128 t = plan->plane0[plan->n_bodies];
+    return (int64_t)(t * rank / ranks);
+}
+
+/* The ghost layer of body b: every plane whose points can be within its bond radius h of a point of a held
+ * plane.  Fitting moves a point by at most half a spacing, so two points more than ceil(h/s) + 1 planes apart
+ * are farther than h; one more plane for round-off. */
+static int64_t shard_sample_ghost_planes(const shard_body_def *b, double h)
+{
+    return h > 0.0 ? (int64_t)ceil(h / b->spacing) + 2 : 0;
+}
+
+void shard_sample_share_points(const shard_scene *scene, const shard_sample_plan *plan, const double *h, int rank,
+                               int ranks, shard_sample_share *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->first_plane = shard_sample_rank_first_plane(plan, rank, ranks);
+    sh->end_plane = shard_sample_rank_first_plane(plan, rank + 1, ranks);
+    sh->count = shard_calloc((size_t)(sh->end_plane - sh->first_plane) + 1, sizeof *sh->count);
+    sh->body_start = shard_calloc((size_t)scene->n_bodies + 1, sizeof *sh->body_start);
+    size_t cap = 0;
+    for (int b = 0; b < scene->n_bodies; b++) {
+        const shard_body_def *bd = &scene->bodies[b];
+        int64_t p0 = plan->plane0[b], p1 = plan->plane0[b + 1];
+        int64_t o0 = sh->first_plane > p0 ? sh->first_plane : p0, o1 = sh->end_plane < p1 ? sh->end_plane : p1;
+        sh->body_start[b + 1] = sh->body_start[b];
+        if (o0 >= o1)
+            continue;
+        int64_t g = shard_sample_ghost_planes(bd, h[b]);
+        double *pts = NULL;
+        int64_t *pl = NULL;
+        size_t m = 0;
+        shard_sample_body_planes(bd, &plan->body[b], o0 - p0 - g, o1 - p0 + g, &pts, &pl, &m);
+        size_t n0 = sh->n;
+        if (m == 0) { /* planes without a point of this body (pts is NULL) */
+            free(pts), free(pl);
+            continue;
+        }
+        if (n0 + m > cap) {
+            cap = n0 + m + (n0 + m) / 4;
+            sh->X = shard_realloc(sh->X, 3 * cap * sizeof *sh->X);
+            sh->body = shard_realloc(sh->body, cap * sizeof *sh->body);
+            sh->plane = shard_realloc(sh->plane, cap * sizeof *sh->plane);
+        }
+        memcpy(sh->X + 3 * n0, pts, 3 * m * sizeof *pts);
+        for (size_t i = 0; i < m; i++) {
+            sh->body[n0 + i] = b;
+            sh->plane[n0 + i] = p0 + pl[i];
+            if (sh->plane[n0 + i] >= sh->first_plane && sh->plane[n0 + i] < sh->end_plane)
+                sh->count[sh->plane[n0 + i] - sh->first_plane]++;
+        }
+        free(pts), free(pl);
+        sh->n += m;
+        sh->body_start[b + 1] = (int64_t)sh->n;
+    }
+}
+
+int shard_sample_share_own(const shard_sample_share *sh, size_t i)
+{
+    return sh->plane[i] >= sh->first_plane && sh->plane[i] < sh->end_plane;
+}
+
+void shard_sample_share_ids(const shard_sample_plan *plan, const int64_t *plane_count, shard_sample_share *sh)
+{
+    int64_t t = plan->plane0[plan->n_bodies];
+    int64_t *first = shard_malloc(((size_t)t + 1) * sizeof *first);
+    first[0] = 0;
+    for (int64_t g = 0; g < t; g++)
+        first[g + 1] = first[g] + plane_count[g];
+    sh->gid = shard_malloc((sh->n + 1) * sizeof *sh->gid);
+    int64_t at = 0;
+    for (size_t i = 0; i < sh->n; i++) {
+        if (i == 0 || sh->plane[i] != sh->plane[i - 1])
+            at = first[sh->plane[i]];
+        sh->gid[i] = at++;
+    }
+    free(first);
+}
+
+void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh,
+                              shard_csr *bonds, int64_t *cut)
+{
+    shard_neighbor_bonds(sh->n, sh->X, scene->n_bodies, sh->body_start, h, bonds);
+    uint8_t *own = shard_malloc(sh->n + 1);
+    for (size_t i = 0; i < sh->n; i++)
+        own[i] = (uint8_t)shard_sample_share_own(sh, i);
+    shard_sample_cut_rows(scene, sh->X, sh->body, sh->n, own, bonds, cut);
+    free(own);
+}
+
+void shard_sample_share_free(shard_sample_share *sh)
+{
+    free(sh->X), free(sh->body), free(sh->plane), free(sh->gid), free(sh->count), free(sh->body_start);
+    memset(sh, 0, sizeof *sh);
 }

@@ -15,7 +15,7 @@ check() { # name expected-status (0, or an error: any non-zero status but the ti
 }
 for n in 1 3; do
   check help 0 "usage: shard run" "$n" --help
-  check version 0 "METIS: 5" "$n" --version
+  check version 0 "Zoltan: 3" "$n" --version
   check no-command 2 "usage: shard run" "$n"
   check unknown-command 2 "shard: error: unknown command 'frobnicate'" "$n" frobnicate
   check unknown-option 2 "shard: error: unknown option '--fast'" "$n" run bad_input/../mpi/scenes/drop_contact.yaml --fast

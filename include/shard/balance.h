@@ -26,10 +26,17 @@ typedef enum shard_balancer_method {
     SHARD_BALANCER_RCB = 0,
     SHARD_BALANCER_HSFC = 1,
     SHARD_BALANCER_GRAPH = 2,
+    /* Not a scene's choice: the start-up's partition (partition.h), recursive coordinate bisection from
+     * scratch, points on a cut split by weight (no RCB_RECTILINEAR_BLOCKS: a lattice plane may be cut, so the
+     * parts' costs are within the tolerance whatever the lattice). */
+    SHARD_BALANCER_STARTUP = 3,
 } shard_balancer_method;
 
-/* Collective: a repartitioner with the given method. */
+/* Collective: a repartitioner with the given method into as many parts as ranks; _parts: into nparts parts
+ * (dest then holds a part number, 0 .. nparts-1, which is not a rank when nparts differs from the rank count:
+ * `shard partition` predicts a partition for more ranks than it runs on). */
 shard_balancer *shard_balancer_create(shard_comm *c, shard_balancer_method method);
+shard_balancer *shard_balancer_create_parts(shard_comm *c, shard_balancer_method method, int nparts);
 
 /* Collective.  dest[i] (i < p->n_owned) receives the new owner of owned particle i, from the point where[3 i]
  * the geometric methods place it at (points on a cut stay together: RCB_RECTILINEAR_BLOCKS), its cost
@@ -39,6 +46,15 @@ shard_balancer *shard_balancer_create(shard_comm *c, shard_balancer_method metho
 int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const double *where, const double *w,
                              const shard_csr *bonds,
                              shard_halo *const *halos, int n_halos, int32_t *dest, shard_error *err);
+
+/* The same with the owner of every local particle given (owner[i] for i < n_owned + n_bond_ghost): for a
+ * store that has no halo plans yet (bonds and owner may be NULL for the geometric methods). */
+int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where,
+                                    const double *w, const shard_csr *bonds, const int32_t *owner, int32_t *dest,
+                                    shard_error *err);
+
+/* Local: the partitioner library's version and id width, for `shard --version`. */
+void shard_balancer_library_version(char *buf, size_t len);
 
 /* Collective; NULL-safe; nulls the pointer. */
 void shard_balancer_destroy(shard_balancer **b);

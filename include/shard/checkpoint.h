@@ -93,21 +93,27 @@ const char *shard_checkpoint_last_path(const shard_checkpoint *ck);
 /* Local; NULL-safe; nulls the pointer. */
 void shard_checkpoint_destroy(shard_checkpoint **ck);
 
-/* A checkpoint as loaded by one rank: every particle of the run, row = global id. */
+/* A checkpoint as loaded: by one rank, every particle of the run (shard_checkpoint_load), or by every rank, the
+ * particles of its range of global ids (shard_checkpoint_load_range).  Rows are those of the global ids
+ * [first, first + n_local): row = global id - first (the whole-file loader: first = 0, n_local = n). */
 typedef struct shard_checkpoint_data {
     long step;
     double time, dt;
-    int64_t n, n_bonds, contacts;
+    int64_t n, n_bonds, contacts; /* global counts: particles, bond entries (both directions), contacts */
     int n_ranks;                /* of the run that wrote it */
     uint64_t state_hash;
-    char *scene_text;           /* NUL-terminated */
+    char *scene_text;           /* NUL-terminated (on every rank) */
     size_t scene_len;
     char scene_path[1024];
-    shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n */
-    shard_block blocks[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section: its STATE rows, row = global id (n) */
-    int8_t *section_of;         /* per global id: the section that holds the particle, or -1 */
-    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS]; /* per list asked for: rows = global ids (n) */
-    shard_csr bonds;            /* rows = global ids, idx = partner global ids */
+    int64_t first, n_local;     /* the global ids held */
+    shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n_local; p.gid[row] = first + row */
+    shard_block blocks[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section: its STATE rows, n_local rows */
+    int8_t *section_of;         /* per row: the section that holds the particle, or -1 */
+    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS]; /* per list asked for: n_local rows, keys increasing */
+    shard_csr bonds;            /* n_local rows (start: n_local + 1 entries), each row's partners increasing;
+                                 * whole-file loader: idx = partner global ids; range loader: idx NULL, see
+                                 * partner */
+    int64_t *partner;           /* range loader: per bond entry, the partner's global id; whole-file loader: NULL */
     uint8_t *broken;            /* per bond entry */
 } shard_checkpoint_data;
 
@@ -115,10 +121,28 @@ typedef struct shard_checkpoint_data {
  * global ids a permutation, each section's ids distinct and in range, bonds in range, sorted and symmetric,
  * checksum).  sections[0..n_sections) name the sections to read and their rows (block->rows); a section with
  * no STATE row is neither written nor read.  Returns 0, or SHARD_EXIT_INPUT with "PATH: <what is wrong>" in
- * err; nothing is written anywhere. */
+ * err; nothing is written anywhere.  n_particles and n_bonds are limited to 2^31 - 1 (rows = global ids in one
+ * process, bonds.idx is int32). */
 int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
                           int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
                           shard_error *err);
+
+/* Collective: the same file, read in parallel and distributed by global id.  Rank r of P reads rows
+ * [N*r/P, N*(r+1)/P) of every per-particle dataset (N = n_particles; and the matching entries of the bond,
+ * section and list datasets) with independent hyperslab reads, and the rows are exchanged so that it ends up
+ * holding exactly the particles of global ids [first, first + n_local), first = floor(N*r/P),
+ * first + n_local = floor(N*(r+1)/P): d->p, blocks, section_of, lists, bonds (start, partner, broken) have
+ * n_local rows, row = gid - first; the header and the scene text are on every rank.  The validation is that of
+ * shard_checkpoint_load, each check made by the rank that holds the data (the permutation and the sections' ids
+ * by the owner of the id, the symmetry of a bond i-j by the owner of j, the checksum as a sum over ranks), with
+ * the same messages and, where several things are wrong, the same one reported first; memory per rank is
+ * O(N/P), also for a corrupt file.  Global counts are int64 (not limited to 2^31); a rank refuses what it
+ * cannot hold: more than 2^31 - 1 words to send or receive in one exchange (a particle's rows, its bonds and
+ * list entries: use more ranks).  Returns 0, or SHARD_EXIT_INPUT with the same "PATH: <what is wrong>" in err
+ * on every rank (d then freed); nothing is written anywhere. */
+int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
+                                const shard_checkpoint_section *sections, int n_lists,
+                                const shard_checkpoint_list *lists, shard_checkpoint_data *d, shard_error *err);
 /* NULL-safe; zeroes the struct. */
 void shard_checkpoint_data_free(shard_checkpoint_data *d);
 

@@ -58,6 +58,15 @@ void shard_comm_barrier(shard_comm *c);
  * dataset written in rank order. */
 int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v);
 
+/* Collective: v[0..n) becomes the sum over the ranks (exact: integers). */
+void shard_comm_sum_i64s(shard_comm *c, int64_t *v, size_t n);
+/* Collective: all[r] = rank r's v (size entries). */
+void shard_comm_allgather_i64(shard_comm *c, int64_t v, int64_t *all);
+/* Local: MPI_Pcontrol(on): 0 asks a PMPI profiling tool to stop counting, 1 to count again.  Shard brackets its
+ * start-up distribution with it, so that a profile (and the halo-bytes test's own count) holds the run's
+ * traffic, which the end report gives apart from the start-up's. */
+void shard_comm_profile(shard_comm *c, int on);
+
 /* Collective: every rank sends count[r] values of send (rank after rank, in rank order) to rank r, and
  * receives what every rank sent it, in rank order, in a new array (caller frees) of *n_recv values. */
 int64_t *shard_comm_exchange_i64(shard_comm *c, const int64_t *send, const size_t *count, size_t *n_recv);

@@ -49,6 +49,10 @@ void shard_mesh_bounds(const shard_mesh *mesh, double min[3], double max[3]);
  * in a newly allocated array of 3 * (*n) doubles (caller frees).  A point is inside when a ray from it
  * along +x crosses the surface an odd number of times.  Local. */
 void shard_mesh_sample(const shard_mesh *mesh, double spacing, double **points, size_t *n);
+/* The same for the lattice planes k_first <= k < k_end only (the points of those planes, bit for bit as
+ * shard_mesh_sample gives them). Local. */
+void shard_mesh_sample_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
+                              double **points, size_t *n);
 
 /* The distance from p to the mesh's surface (its nearest triangle point) and in n the unit vector from p
  * towards that point (for p inside a closed mesh: the outward direction; when p lies on a triangle, the

@@ -15,6 +15,13 @@
 
 #include "shard/partition.h"
 
+/* A migration sends its particle records in rounds (a round carries at least one record): each rank sends at
+ * most 1/SHARD_MIGRATE_MIN_ROUNDS of its records' words per round, but never more than SHARD_MIGRATE_ROUND_WORDS
+ * 64-bit words (64 MiB) nor, unless it has less to send, fewer than an eighth of that.  Beside its store and the
+ * package it fills, a rank then holds no more than one round's buffers.  kinds->round_words fixes the words
+ * of a round instead (tests). */
+enum { SHARD_MIGRATE_ROUND_WORDS = 1 << 23, SHARD_MIGRATE_MIN_ROUNDS = 8 };
+
 /* What one migration did on this rank. */
 typedef struct shard_migrate_stats {
     int64_t sent;          /* owned particles sent to another rank */
@@ -30,5 +37,12 @@ typedef struct shard_migrate_stats {
 void shard_migrate(shard_comm *c, const shard_partition_kinds *kinds, const int32_t *dest, shard_particles *p,
                    shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
                    shard_pairlist *lists, shard_migrate_stats *stats);
+
+/* Collective.  The same move when the caller knows the new owner of every local particle: where[i] (a rank,
+ * as a double, for the rows [0, n_owned + n_bond_ghost)) for the owned particles and their bond ghosts; halos
+ * (NULL entries allowed: a store that has no plans yet, as a distributed start-up's) are replaced. */
+void shard_migrate_to(shard_comm *c, const shard_partition_kinds *kinds, const double *where, shard_particles *p,
+                      shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
+                      shard_pairlist *lists, shard_migrate_stats *stats);
 
 #endif

@@ -1,6 +1,9 @@
 /* Partition report: `shard partition SCENE --ranks P`, the cost of running a scene on P ranks, without running
- * it.  Samples and bonds the scene, partitions the bond graph with METIS exactly as a run on P ranks would,
- * and prints owned and ghost counts, edge cut, halo bytes per step, imbalance and neighbour ranks.
+ * it.  Samples and bonds the scene as the run's start-up does, spread over the processes it runs on (any
+ * number: one, or as many as fit the scene's memory), partitions it into P parts as a run on P ranks would
+ * (recursive coordinate bisection, partition.h), and prints owned and ghost counts, edge cut, halo bytes per
+ * step, imbalance and neighbour ranks.  Run on P processes, it finds exactly the run's partition; on fewer, the
+ * same method's cuts, which may differ from the run's in the last lattice plane of a cut.
  */
 #ifndef SHARD_PARTITION_REPORT_H
 #define SHARD_PARTITION_REPORT_H
@@ -14,8 +17,7 @@ typedef struct shard_partition_opts {
     int per_rank;       /* print one line per rank */
 } shard_partition_opts;
 
-/* Collective (rank 0 does the work; the others wait for its verdict).  Returns 0, or an error code with err
- * filled on every rank. */
+/* Collective (rank 0 prints).  Returns 0, or an error code with err filled on every rank. */
 int shard_partition_report(shard_comm *c, const shard_partition_opts *o, shard_error *err);
 
 #endif

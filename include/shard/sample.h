@@ -6,11 +6,20 @@
  * inside it; sample.c).  Global
  * ids are assigned body by body, then z, y, x (x fastest), so they do not depend on the number of ranks.
  * Initial velocities (linear + angular about the centre of the body's particles) and constraint flags are
- * set here.  Runs on one rank (the partitioner's); knows nothing about ranks.
+ * set here.  Angular velocity is about the centre of the body's particles, an exact sum (xsum.h).
+ *
+ * Two paths give the same particles.  shard_sample_scene samples the whole scene in one process (`shard
+ * partition`, tests).  The run's start-up samples it distributed: the lattice planes (z index) of all bodies,
+ * body after body, are numbered 0 .. T-1, and rank r of P samples the planes [T r / P, T (r + 1) / P) and,
+ * for the bonds, a ghost layer of the planes around them within the bond radius; the number of points in every
+ * plane, summed over the ranks, gives each plane's first global id, so the ids are those of the whole-scene
+ * path whatever the rank count.  This module knows nothing about ranks: the caller passes rank and size and
+ * makes the sums.
  */
 #ifndef SHARD_SAMPLE_H
 #define SHARD_SAMPLE_H
 
+#include "shard/mesh.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
 
@@ -47,7 +56,65 @@ void shard_sampled_free(shard_sampled *s);
 double shard_sample_domain(const shard_scene *scene);
 /* The size checks of shard_sample_scene for the bodies of analytic shapes only (meshes need their files),
  * from the scene alone: every rank can make them before anything else.  0 or SHARD_EXIT_INPUT. Local. */
-int shard_sample_check_sizes(const shard_scene *scene, shard_error *err);
+int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *err);
+/* The error of a body that samples to no particle (SHARD_EXIT_INPUT). */
+int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
+/* Initial velocity and constraint flags of a particle of body b at rest position X, c the centre of the body's
+ * particles. Local. */
+void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
+                         double vpres[3], uint32_t *flags);
+/* Notches: their number in the scene; and the error for the first notch (in body order) whose count of cut
+ * bonds cut[] is zero (it misses its body), or 0. */
+int shard_sample_n_notches(const shard_scene *scene);
+int shard_sample_notches_missed(const shard_scene *scene, const int64_t *cut, shard_error *err);
+
+/* Distributed sampling (top of this file). */
+typedef struct shard_sample_lattice {
+    double lo[3];        /* the lattice origin: the shape's bounding-box minimum */
+    int64_t dim[3];      /* lattice points per axis */
+    double volume;       /* the shape's volume, m^3 (the size checks' estimate) */
+    shard_mesh mesh;     /* a mesh body's mesh, read by every rank (meshes are small next to the particles) */
+} shard_sample_lattice;
+
+typedef struct shard_sample_plan {
+    int n_bodies;
+    shard_sample_lattice *body;
+    int64_t *plane0;     /* n_bodies + 1: the global number of each body's first plane; plane0[n_bodies] = T */
+} shard_sample_plan;
+
+/* Local: every body's lattice (meshes read and checked), with the size checks for `ranks` ranks.  0 or
+ * SHARD_EXIT_INPUT (file, line and key). */
+int shard_sample_plan_make(const shard_scene *scene, int ranks, shard_sample_plan *plan, shard_error *err);
+void shard_sample_plan_free(shard_sample_plan *plan);
+/* The first plane of rank `rank` (rank = ranks: T). */
+int64_t shard_sample_rank_first_plane(const shard_sample_plan *plan, int rank, int ranks);
+
+/* What one rank sampled: the points of its planes and of their ghost layers, body by body in lattice order
+ * (so in global-id order), each with its body and global plane number. */
+typedef struct shard_sample_share {
+    size_t n;
+    double *X;             /* 3n rest positions */
+    int32_t *body;         /* n */
+    int64_t *plane;        /* n */
+    int64_t *gid;          /* n, once shard_sample_share_ids has run */
+    int64_t first_plane, end_plane; /* the rank's own planes */
+    int64_t *count;        /* end_plane - first_plane: the points of each own plane */
+    int64_t *body_start;   /* n_bodies + 1 offsets of each body's points */
+} shard_sample_share;
+
+/* Local: samples the planes of `rank` and their ghost layers (h[b]: body b's bond radius). */
+void shard_sample_share_points(const shard_scene *scene, const shard_sample_plan *plan, const double *h, int rank,
+                               int ranks, shard_sample_share *sh);
+/* Local: whether point i lies in one of the rank's own planes. */
+int shard_sample_share_own(const shard_sample_share *sh, size_t i);
+/* Local: global ids from every plane's count summed over the ranks (T entries). */
+void shard_sample_share_ids(const shard_sample_plan *plan, const int64_t *plane_count, shard_sample_share *sh);
+/* Local: the reference bonds of the held points (rows of the own points are complete; entries are indices
+ * into the points), notches cut; cut[] (shard_sample_n_notches entries, zeroed by the caller) gets the bonds
+ * of own points each notch cut. */
+void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh,
+                              shard_csr *bonds, int64_t *cut);
+void shard_sample_share_free(shard_sample_share *sh);
 
 
 #endif

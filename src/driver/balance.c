@@ -235,7 +235,7 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
     for (int q = 0; q < s->n_mem; q++)
         lists[q] = s->mem_term[q]->memory[s->mem_term[q]->cur];
     shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
-                                   .n_lists = s->n_mem, .all_lists = NULL};
+                                   .n_lists = s->n_mem};
     shard_migrate(s->comm, &kinds, dest, &s->p, blocks, &s->bonds, &s->bond_broken, halos, lists, st);
     for (int q = 0; q < s->n_mem; q++)
         s->mem_term[q]->memory[s->mem_term[q]->cur] = lists[q];

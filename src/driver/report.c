@@ -71,7 +71,7 @@ static void shard_sim_print_bodies(const shard_sim *s, const double *st)
     }
 }
 
-static double shard_sim_peak_rss_bytes(void)
+double shard_sim_peak_rss_bytes(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -82,8 +82,8 @@ void shard_sim_report(shard_sim *s)
 {
     int rank = shard_comm_rank(s->comm), size = shard_comm_size(s->comm);
     /* Per-rank values gathered on rank 0: phases, loop wall time, peak RSS, owned, ghosts, halo bytes. */
-    const int NP = s->timer.n, NV = NP + 14;
-    double mine[SHARD_PHASE_MAX + 14];
+    const int NP = s->timer.n, NV = NP + 18;
+    double mine[SHARD_PHASE_MAX + 18];
     for (int k = 0; k < NP; k++)
         mine[k] = s->timer.t[k];
     mine[NP] = s->loop_wall;
@@ -105,6 +105,10 @@ void shard_sim_report(shard_sim *s)
     mine[NP + 11] = (double)shard_ghosts_rebuild_bytes(s->ghosts);
     mine[NP + 12] = (double)s->balance_bytes;
     mine[NP + 13] = s->balance_seconds;
+    mine[NP + 14] = s->startup_seconds[0];
+    mine[NP + 15] = s->startup_seconds[1];
+    mine[NP + 16] = (double)s->startup_bytes;
+    mine[NP + 17] = s->startup_rss;
     double *all = rank == 0 ? shard_malloc((size_t)size * NV * sizeof *all) : NULL;
     shard_comm_gather(s->comm, mine, NV, all);
     uint64_t hash = shard_sim_hash(s);
@@ -117,7 +121,7 @@ void shard_sim_report(shard_sim *s)
         free(bodies);
         return;
     }
-    double st[SHARD_PHASE_MAX + 14][4]; /* min, avg, max, argmax */
+    double st[SHARD_PHASE_MAX + 18][4]; /* min, avg, max, argmax */
     for (int k = 0; k < NV; k++) {
         st[k][0] = INFINITY, st[k][1] = 0.0, st[k][2] = -INFINITY, st[k][3] = 0;
         for (int r = 0; r < size; r++) {
@@ -147,6 +151,13 @@ void shard_sim_report(shard_sim *s)
     printf("Peak memory per rank: min %.1f MiB, avg %.1f MiB, max %.1f MiB (%.0f bytes per particle over all ranks)\n",
            st[MEM][0] / 1048576.0, st[MEM][1] / 1048576.0, st[MEM][2] / 1048576.0,
            st[MEM][1] * size / (double)s->n_global);
+    const int SU0 = NP + 14, SU1 = NP + 15, SUB = NP + 16, SUM = NP + 17;
+    printf("Start-up: %s on %d rank(s) in %.4g s, partitioned and distributed in %.4g s (slowest rank): %lld "
+           "particle(s) moved, %.0f bytes sent; peak memory after start-up per rank: min %.1f MiB, avg %.1f MiB, "
+           "max %.1f MiB (rank %d)\n",
+           s->restarted_at >= 0 ? "read" : "sampled", size, st[SU0][2], st[SU1][2], (long long)s->startup_moved,
+           st[SUB][1] * size, st[SUM][0] / 1048576.0, st[SUM][1] / 1048576.0, st[SUM][2] / 1048576.0,
+           (int)st[SUM][3]);
     printf("Owned per rank: min %.0f avg %.1f max %.0f (imbalance %.3f); ghosts per rank: min %.0f avg %.1f max %.0f\n",
            st[OWN][0], st[OWN][1], st[OWN][2], st[OWN][1] > 0 ? st[OWN][2] / st[OWN][1] : 0.0, st[GH][0], st[GH][1],
            st[GH][2]);

@@ -297,21 +297,8 @@ static void shard_sim_contact_range(shard_sim *s)
     s->domain = shard_sample_domain(sc);
 }
 
-/* Rank 0: sampling and reference bonds of the whole scene, bond radius per body from its module. */
-static int shard_sim_sample(shard_sim *s, shard_sampled *g, shard_csr *gb, shard_error *err)
-{
-    const shard_scene *sc = &s->scene;
-    double *h = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof *h);
-    for (int b = 0; b < sc->n_bodies; b++) {
-        const shard_matter *m = shard_sim_module_of(s, b)->def;
-        h[b] = m->bond_radius ? m->bond_radius(sc, b) : 0.0;
-    }
-    int rc = shard_sample_scene_bonds(sc, h, g, gb, err);
-    free(h);
-    return rc;
-}
-
-/* Rank 0 of a restart: the loaded state must fit the scene it is restarted with. */
+/* Every rank of a restart: its range of the loaded state must fit the scene it is restarted with (the first
+ * failure in id order is the lowest failing rank's first, which shard_comm_any_error passes on). */
 static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_data *ck, const char *ck_path,
                                    shard_error *err)
 {
@@ -320,11 +307,11 @@ static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_da
                                "%s: written with the time step %.17g s, but this run's is %.17g s (a different "
                                "--dt?); a restart continues with the same time step",
                                ck_path, ck->dt, s->dt);
-    for (int64_t i = 0; i < ck->n; i++) {
+    for (int64_t i = 0; i < ck->n_local; i++) {
         int b = ck->p.body[i];
         if (b < 0 || b >= s->scene.n_bodies)
             return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld belongs to body %d, but the scene has "
-                                   "%d bodies", ck_path, (long long)i, b, s->scene.n_bodies);
+                                   "%d bodies", ck_path, (long long)(ck->first + i), b, s->scene.n_bodies);
         /* A module with state rows must hold each of its particles in its section, and no other. */
         int m = s->body_module[b], stateful = 0;
         for (int r = 0; r < s->mod[m].block.n_rows; r++)
@@ -332,26 +319,11 @@ static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_da
         int want = stateful ? m : -1;
         if (ck->section_of[i] != want)
             return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld (body '%s', kind %s) is %s section "
-                                   "/%s", ck_path, (long long)i, s->scene.bodies[b].name, s->scene.bodies[b].kind,
+                                   "/%s", ck_path, (long long)(ck->first + i), s->scene.bodies[b].name, s->scene.bodies[b].kind,
                                    want >= 0 ? "missing from" : "in", want >= 0 ? s->mod[m].def->kind :
                                    ck->section_of[i] >= 0 ? s->mod[ck->section_of[i]].def->kind : "?");
     }
     return 0;
-}
-
-/* The whole run as rank 0 hands it to the distribution: the sampled particles, row = global id, x = X. */
-static shard_particles shard_sim_sampled_view(const shard_sampled *g)
-{
-    shard_particles all;
-    memset(&all, 0, sizeof all);
-    all.n_owned = all.n_local = all.capacity = g->n;
-    all.X = g->X;
-    all.x = g->X;
-    all.v = g->v;
-    all.vpres = g->vpres;
-    all.body = g->body;
-    all.flags = g->flags;
-    return all;
 }
 
 /* The sections of the checkpoint: one per module, in module order (the writer skips those without a STATE
@@ -510,11 +482,14 @@ const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shar
     return buf;
 }
 
-/* Builds a simulation from scene text; ck (rank 0 of a restart; NULL otherwise, and on other ranks) supplies
- * the state instead of sampling.  Collective. */
+static void shard_sim_release_share(void *share) { shard_share_free(share); }
+static void shard_sim_release_checkpoint(void *ck) { shard_checkpoint_data_free(ck); }
+
+/* Builds a simulation from scene text; ck (a restart: this rank's range of the checkpoint, every rank; NULL
+ * otherwise) supplies the state instead of sampling.  Collective. */
 static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *text, size_t len,
                                   const shard_overrides *ov, const shard_sim_tables *tables, int restart,
-                                  const shard_checkpoint_data *ck, shard_error *err)
+                                  shard_checkpoint_data *ck, shard_error *err)
 {
     int rank = shard_comm_rank(c), size = shard_comm_size(c);
     memset(err, 0, sizeof *err);
@@ -551,61 +526,49 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     }
     shard_scene *sc = &s->scene;
     /* Absurd sizes first (a spacing of 1e-200 is a size problem before it is a time-step one). */
-    if (shard_sample_check_sizes(sc, err) || shard_sim_plan_steps(s, ov, err)) {
+    if (shard_sample_check_sizes(sc, size, err) || shard_sim_plan_steps(s, ov, err)) {
         shard_sim_destroy(&s);
         return NULL;
     }
     shard_sim_contact_range(s);
 
-    /* Rank 0 samples and bonds the whole scene, or takes the checkpoint's state; its verdict on the input is
-     * shared with every rank. */
-    shard_sampled g = {0};
-    shard_csr gb = {0};
-    shard_particles all;
-    memset(&all, 0, sizeof all);
-    const shard_csr *graph = &gb;
-    const uint8_t *graph_broken = NULL;
-    const shard_block *all_blocks = NULL;
-    if (rank == 0 && restart) {
-        if (shard_sim_check_restart(s, ck, ov->restart, err) == 0) {
-            all = ck->p;
-            graph = &ck->bonds;
-            graph_broken = ck->broken;
-            s->n_global = ck->n;
-            s->n_bonds_global = ck->n_bonds;
-            /* The checkpoint's sections are in module order (shard_sim_sections). */
-            all_blocks = ck->blocks;
-            if ((int64_t)size > s->n_global)
-                shard_error_set(err, SHARD_EXIT_INPUT, "%s: the checkpoint has %lld particle(s), fewer than the %d "
-                                "ranks it is restarted on", ov->restart, (long long)s->n_global, size);
+    /* Every rank samples its share of the lattice planes (startup.c), or holds its range of the checkpoint's
+     * particles; the verdicts on the input are agreed by all ranks. */
+    shard_share share;
+    memset(&share, 0, sizeof share);
+    s->body_count = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->body_count);
+    double t_sample = shard_wtime();
+    if (!restart) {
+        if (shard_sim_share_sample(s, &share, err)) {
+            shard_sim_destroy(&s);
+            return NULL;
         }
-    } else if (rank == 0 && shard_sim_sample(s, &g, &gb, err) == 0) {
-        all = shard_sim_sampled_view(&g);
-        s->n_global = (int64_t)g.n;
-        s->n_bonds_global = gb.start[g.n];
-        if ((int64_t)size > s->n_global)
-            shard_error_at(err, sc->path, &sc->bodies[0].loc,
-                           "the scene has %lld particle(s) in total, fewer than the %d ranks it runs on",
-                           (long long)s->n_global, size);
+    } else {
+        shard_sim_check_restart(s, ck, ov->restart, err);
+        if (!err->code && (int64_t)size > ck->n)
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: the checkpoint has %lld particle(s), fewer than the %d "
+                            "ranks it is restarted on", ov->restart, (long long)ck->n, size);
+        if (shard_comm_any_error(c, err)) {
+            shard_sim_destroy(&s);
+            return NULL;
+        }
+        /* The share is the checkpoint's range, borrowed: its sections are in module order (shard_sim_sections). */
+        share.p = ck->p;
+        share.mod_rows = ck->blocks;
+        share.bstart = ck->bonds.start;
+        share.partner = ck->partner;
+        share.broken = ck->broken;
+        share.lists = ck->lists;
+        s->n_global = ck->n;
+        s->n_bonds_global = ck->n_bonds;
+        for (int64_t i = 0; i < ck->n_local; i++)
+            s->body_count[ck->p.body[i]]++;
+        shard_comm_sum_i64s(c, s->body_count, (size_t)sc->n_bodies);
     }
-    if (shard_comm_agree(c, err, 0)) {
-        shard_sampled_free(&g);
-        shard_csr_free(&gb);
-        shard_sim_destroy(&s);
-        return NULL;
-    }
-    s->body_count = shard_calloc((size_t)sc->n_bodies, sizeof *s->body_count);
-    if (rank == 0)
-        for (size_t i = 0; i < all.n_owned; i++)
-            s->body_count[all.body[i]]++;
-    shard_comm_bcast(c, s->body_count, (size_t)sc->n_bodies * sizeof *s->body_count, 0);
-    shard_comm_bcast(c, &s->n_global, sizeof s->n_global, 0);
-    shard_comm_bcast(c, &s->n_bonds_global, sizeof s->n_bonds_global, 0);
+    s->startup_seconds[0] = shard_wtime() - t_sample;
     if (restart) {
-        int64_t hdr[2] = {rank == 0 ? ck->step : 0, rank == 0 ? ck->contacts : 0};
-        shard_comm_bcast(c, hdr, sizeof hdr, 0);
-        s->step = s->restarted_at = s->last_output = (long)hdr[0];
-        s->contacts_local = rank == 0 ? hdr[1] : 0;
+        s->step = s->restarted_at = s->last_output = ck->step;
+        s->contacts_local = rank == 0 ? ck->contacts : 0;
         /* A run that would end before the checkpoint's step has nothing to do: say so (every rank knows both). */
         if (s->total_steps < s->step) {
             if (ov->steps > 0 || ov->until >= 0.0)
@@ -616,8 +579,6 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
                 shard_error_at(err, sc->path, sc->run.steps > 0 ? &sc->run.steps_loc : &sc->run.end_time_loc,
                                "the run ends at step %ld, before step %ld of the checkpoint %s", s->total_steps,
                                s->step, ov->restart);
-            shard_sampled_free(&g);
-            shard_csr_free(&gb);
             shard_sim_destroy(&s);
             return NULL;
         }
@@ -635,23 +596,25 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     shard_halo **halos = shard_calloc((size_t)s->n_modules + 1, sizeof *halos);
     /* The force terms' memories travel with the particles: empty at a start, the checkpoint's at a restart. */
     shard_checkpoint_list mem_desc[SHARD_CHECKPOINT_MAX_LISTS];
-    shard_pairlist mem_shape[SHARD_CHECKPOINT_MAX_LISTS], mem_all[SHARD_CHECKPOINT_MAX_LISTS],
-        mem_mine[SHARD_CHECKPOINT_MAX_LISTS];
+    shard_pairlist mem_shape[SHARD_CHECKPOINT_MAX_LISTS], mem_mine[SHARD_CHECKPOINT_MAX_LISTS];
     shard_sim_term **mem_term = s->mem_term; /* kept: checkpoints write the lists in this order */
     int n_mem = s->n_mem = shard_sim_memory_descs(tables, mem_desc, mem_shape);
     shard_sim_memory_terms(s, mem_desc, n_mem, mem_term);
     for (int q = 0; q < n_mem; q++) {
-        mem_all[q] = rank == 0 && restart ? ck->lists[q] : mem_shape[q];
         mem_mine[q] = mem_term[q]->memory[mem_term[q]->cur];
     }
     shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
-                                   .n_lists = n_mem, .all_lists = rank == 0 ? mem_all : NULL};
+                                   .n_lists = n_mem};
     shard_block *blocks = shard_calloc((size_t)s->n_modules + 1, sizeof *blocks);
     for (int m = 0; m < s->n_modules; m++)
         blocks[m] = s->mod[m].block;
-    rc = shard_partition_distribute(c, &kinds, rank == 0 ? &all : NULL, rank == 0 ? all_blocks : NULL,
-                                    rank == 0 ? graph : NULL, graph_broken, &s->p, blocks, &s->bonds,
-                                    &s->bond_broken, halos, mem_mine, &s->edge_cut, err);
+    double t_part = shard_wtime();
+    /* The share is freed (or the checkpoint range it borrows) once the store holds its rows. */
+    rc = restart ? shard_sim_share_distribute(s, &share, shard_sim_release_checkpoint, ck, &kinds, blocks, halos,
+                                              mem_mine, err)
+                 : shard_sim_share_distribute(s, &share, shard_sim_release_share, &share, &kinds, blocks, halos,
+                                              mem_mine, err);
+    s->startup_seconds[1] = shard_wtime() - t_part;
     for (int q = 0; q < n_mem; q++)
         mem_term[q]->memory[mem_term[q]->cur] = mem_mine[q];
     for (int m = 0; m < s->n_modules; m++) {
@@ -659,8 +622,6 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         s->mod[m].halo = halos[m];
     }
     free(blocks), free(halos), free(has_halo);
-    shard_sampled_free(&g);
-    shard_csr_free(&gb);
     if (rc) {
         shard_sim_destroy(&s);
         return NULL;
@@ -715,6 +676,7 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         shard_sim_forces(s, 1);
     shard_timer_clear(&s->timer);
     s->rebuilds = 0;
+    s->startup_rss = shard_sim_peak_rss_bytes();
     shard_sim_io_setup(s);
     shard_sim_balance_setup(s);
     if (shard_sim_insitu_setup(s, ov, err)) {
@@ -737,8 +699,8 @@ shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, s
     return shard_sim_create_with(c, path, text, len, ov, NULL, err);
 }
 
-/* Collective: the restart path of shard_sim_open.  Rank 0 loads and validates the checkpoint, then compares the
- * scene text; nothing is created or written before every check has passed. */
+/* Collective: the restart path of shard_sim_open.  Every rank loads and validates its range of the checkpoint,
+ * then rank 0 compares the scene text; nothing is created or written before every check has passed. */
 static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard_overrides *ov,
                                     const shard_sim_tables *t, shard_error *err)
 {
@@ -762,7 +724,8 @@ static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard
     shard_checkpoint_list lists[SHARD_CHECKPOINT_MAX_LISTS];
     shard_pairlist shapes[SHARD_CHECKPOINT_MAX_LISTS];
     int n_lists = shard_sim_memory_descs(t, lists, shapes);
-    if (rank == 0 && shard_checkpoint_load(ov->restart, n_sec, sec, n_lists, lists, &ck, err) == 0) {
+    /* Every rank reads its range of the particles (checkpoint.h); rank 0 compares the scenes. */
+    if (shard_checkpoint_load_range(c, ov->restart, n_sec, sec, n_lists, lists, &ck, err) == 0 && rank == 0) {
         if (path) {
             if (shard_file_read_all(path, "scene file", SHARD_SCENE_MAX_BYTES, &text, &len, err) == 0 &&
                 (len != ck.scene_len || memcmp(text, ck.scene_text, len) != 0))
@@ -780,7 +743,7 @@ static shard_sim *shard_sim_restart(shard_comm *c, const char *path, const shard
     shard_sim *s = NULL;
     if (!shard_comm_agree(c, err, 0)) {
         shard_comm_bcast(c, scene_path, sizeof scene_path, 0);
-        s = shard_sim_build(c, scene_path, text, len, ov, t, 1, rank == 0 ? &ck : NULL, err);
+        s = shard_sim_build(c, scene_path, text, len, ov, t, 1, &ck, err);
     }
     free(text);
     shard_checkpoint_data_free(&ck);

@@ -91,6 +91,10 @@ struct shard_sim {
     const char *dt_limit;         /* which limit set dt ("wave speed", "contact", "given") */
     long step, total_steps;
     int64_t n_global, n_bonds_global, edge_cut;
+    int64_t startup_moved;        /* particles the start-up moved from their shares to their parts, all ranks */
+    uint64_t startup_bytes;       /* bytes this rank sent doing so */
+    double startup_seconds[2];    /* this rank's sampling (or reading) and partition + migration, s */
+    double startup_rss;           /* this rank's peak resident memory at the end of the start-up, bytes */
     int64_t *body_count;          /* particles per body */
     int64_t contacts_local;
     long rebuilds;
@@ -128,6 +132,24 @@ struct shard_sim {
 };
 
 /* setup.c: masses and volumes of every local particle from its body (after a distribution or migration). */
+/* Collective: samples this rank's share of the scene and its bonds (sample.h, partition.h), h[b] the bond radius
+ * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
+ * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built
+ * (its modules' bond radii; sets n_global, n_bonds_global and body_count, allocated by the caller). */
+int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out,
+                       int64_t *body_count, int64_t *n_global, int64_t *n_bonds_global, shard_error *err);
+int shard_sim_share_sample(shard_sim *s, shard_share *out, shard_error *err);
+/* Collective: the share becomes the rank's store through the start-up partition and a migration (partition.h);
+ * blocks[m] (module m's, rows set) receive its rows, halos[m] and mem_mine[q] the plans and the memories'
+ * rows.  release(ctx) frees the share (or the checkpoint range it borrows) as soon as the store holds its rows,
+ * before the migration. */
+int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(void *ctx), void *ctx,
+                               const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
+                               shard_pairlist *mem_mine, shard_error *err);
+
+/* This process's peak resident memory so far, bytes (getrusage). Local. */
+double shard_sim_peak_rss_bytes(void);
+
 void shard_sim_masses(shard_sim *s);
 /* setup.c: after the particles reached their ranks and the unbroken bonds are known (start-up, restart,
  * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond

@@ -36,6 +36,13 @@ shard_run 4 run "$scene" --steps 100 --out "$WORK/b" > "$WORK/b.log"
 h=$(shard_run 2 run --restart "$WORK/b/checkpoint_000100.h5" --steps $N --out "$WORK/b" | hash_of)
 expect_eq "restart 4 -> 2 ranks at step 100 (scene from the checkpoint)" "$h" "$ref"
 
+# 5 -> 3: 100 steps on 5 ranks, then 3 ranks from step 100, every rank reading its range of the file.
+shard_run 5 run "$scene" --steps 100 --out "$WORK/c" > "$WORK/c.log"
+out=$(shard_run 3 run "$scene" --restart "$WORK/c/checkpoint_000100.h5" --steps $N --out "$WORK/c")
+expect_eq "restart 5 -> 3 ranks at step 100 (parallel read)" "$(printf '%s\n' "$out" | hash_of)" "$ref"
+printf '%s\n' "$out" | grep -q "^Start-up: read on 3 rank(s)" && pass "the restart says it read the file on 3 ranks" ||
+  fail "no Start-up line for the parallel read: $(printf '%s\n' "$out" | grep '^Start-up')"
+
 # keep: 2 -> only the two newest of 100..400 remain
 kept=$(find "$WORK/b" -maxdepth 1 -name 'checkpoint_*.h5' | wc -l)
 expect_eq "checkpoints kept (keep: 2)" "$kept" 2

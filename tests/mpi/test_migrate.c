@@ -5,14 +5,17 @@
  * Two kinds: module 0, a bonded lattice (10 x 4 x 3, spacing 1, bonds within 1.5, every row of the particle
  * registry set from the global id, a block with a STATE + GHOST row of 3 doubles, a STATE row of bytes and a
  * derived row), and module 1, 17 loose particles without bonds (a block with one STATE row).  Bonds are broken
- * by a symmetric rule of the pair; one pair list (width 2) holds entries keyed by partner global ids.  Rank 0
- * distributes it (shard_partition_distribute), then four migrations run: to scattered ranks, all to the last
- * rank, back by a rotation, scattered again.  After each, on every rank, exactly: every global id is owned
+ * by a symmetric rule of the pair; one pair list (width 2) holds entries keyed by partner global ids.  Every
+ * rank holds a share of it (a range of global ids) and the start-up distribution sends the particles to their
+ * parts (shard_partition_share_store, shard_partition_distribute_share), then four migrations run: to
+ * scattered ranks, all to the last rank, back by a rotation, scattered again, each in rounds of at most 64
+ * words per rank (kinds.round_words), so that a record never waits for the last round.  After each, on every rank, exactly: every global id is owned
  * once; owned particles are by module, then global id; every state row, block row, bond (partner id and broken
  * flag) and pair-list row is the arrangement's; every partner not owned is a bond ghost with its GHOST rows
  * (particle and block) bit for bit; the halo plans bring a fresh field to the ghosts; the counts of moved
- * particles agree (sent = received, summed) and bytes are counted.  The migrations run with every global id
- * moved past 2^32 (2^33 added after the distribution): nothing on the migration path is 32-bit.
+ * particles agree (sent = received, summed) and bytes are counted.  Every global id is past 2^32 (2^33 added
+ * to the arrangement's): nothing on the start-up partition (Zoltan's ids are two words), the ghost queries or
+ * the migrations is 32-bit.
  * Every rank exits 0 (pass) or 1 (fail). */
 #include "shard/comm.h"
 #include "shard/migrate.h"
@@ -33,10 +36,9 @@ static const shard_field_desc rows1[] = {
     SHARD_BLOCK_ROW(0, int32_t, 2, SHARD_FIELD_STATE, "tag")
 };
 
-/* Added to every global id after the start-up distribution, so that the migrations run with ids past 2^32 (the
- * arrangement's functions take the id less it). */
-static const int64_t BIG = (int64_t)1 << 33;
-static int64_t OFF = 0;
+/* Added to every global id, so that everything runs with ids past 2^32 (the arrangement's functions take the id
+ * less it). */
+static const int64_t OFF = (int64_t)1 << 33;
 
 static void pos(int64_t g, double *x)
 {
@@ -189,69 +191,64 @@ int main(int argc, char **argv)
     int has_halo[NMOD] = {1, 0};
     shard_pairlist shape;
     shard_pairlist_init(&shape, W);
-    shard_pairlist all_list;
-    shard_pairlist_init(&all_list, W);
-    shard_particles all;
-    memset(&all, 0, sizeof all);
-    shard_block all_blocks[NMOD];
-    memset(all_blocks, 0, sizeof all_blocks);
-    shard_csr g = {0};
-    uint8_t *g_broken = NULL;
-    if (rank == 0) {
-        shard_particles_alloc_rows(&all, N, SHARD_FIELD_STATE);
-        for (int64_t q = 0; q < N; q++) {
-            double x[3];
-            pos(q, x);
-            all.gid[q] = q;
-            all.body[q] = q < N0 ? 0 : 1;
-            all.flags[q] = 0x9e3779b9u * (uint32_t)(q + 1);
-            for (int k = 0; k < 3; k++) {
-                all.X[3 * q + k] = x[k];
-                all.x[3 * q + k] = x[k] + val(q, k) * 1e-3;
-                all.v[3 * q + k] = val(q, k + 3);
-                all.a[3 * q + k] = val(q, k + 6);
-                all.vpres[3 * q + k] = val(q, k + 9);
+    /* This rank's share: the global ids [first, end), every row set from the id. */
+    int64_t first = (int64_t)N * rank / size, end = (int64_t)N * (rank + 1) / size, n = end - first;
+    shard_share sh;
+    memset(&sh, 0, sizeof sh);
+    shard_particles_alloc_rows(&sh.p, (size_t)n, SHARD_FIELD_STATE);
+    shard_block share_blocks[NMOD];
+    memset(share_blocks, 0, sizeof share_blocks);
+    shard_block_init(&share_blocks[0], rows0, 3);
+    shard_block_init(&share_blocks[1], rows1, 1);
+    shard_block_reserve(&share_blocks[0], (size_t)n);
+    shard_block_reserve(&share_blocks[1], (size_t)n);
+    double *alpha = share_blocks[0].col[0];
+    uint8_t *mode = share_blocks[0].col[1];
+    int32_t *tag = share_blocks[1].col[0];
+    sh.bstart = malloc(((size_t)n + 1) * sizeof *sh.bstart);
+    sh.partner = malloc((64 * (size_t)n + 1) * sizeof *sh.partner);
+    uint8_t *share_broken = malloc(64 * (size_t)n + 1);
+    shard_pairlist share_list;
+    shard_pairlist_init(&share_list, W);
+    shard_pairlist_reset(&share_list, (size_t)n);
+    sh.bstart[0] = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t q = first + k;
+        double x[3];
+        pos(q, x);
+        sh.p.gid[k] = q + OFF;
+        sh.p.body[k] = q < N0 ? 0 : 1;
+        sh.p.flags[k] = 0x9e3779b9u * (uint32_t)(q + 1);
+        for (int d = 0; d < 3; d++) {
+            sh.p.X[3 * k + d] = x[d];
+            sh.p.x[3 * k + d] = x[d] + val(q, d) * 1e-3;
+            sh.p.v[3 * k + d] = val(q, d + 3);
+            sh.p.a[3 * k + d] = val(q, d + 6);
+            sh.p.vpres[3 * k + d] = val(q, d + 9);
+            alpha[3 * k + d] = val(q, 20 + d);
+        }
+        mode[k] = (uint8_t)(q * 13);
+        tag[2 * k] = (int32_t)(q * 3), tag[2 * k + 1] = -(int32_t)q;
+        int64_t e = sh.bstart[k];
+        for (int64_t b = 0; b < N; b++)
+            if (bonded(q, b)) {
+                share_broken[e] = (uint8_t)is_broken(q, b);
+                sh.partner[e++] = b + OFF;
             }
+        sh.bstart[k + 1] = e;
+        for (int t = 0; t < list_len(q); t++) {
+            double v[W];
+            for (int d = 0; d < W; d++)
+                v[d] = list_val(q, q + 1 + t, d);
+            shard_pairlist_push(&share_list, (size_t)k, q + 1 + t + OFF, v);
         }
-        /* blocks with row = global id */
-        shard_block_init(&all_blocks[0], rows0, 3);
-        shard_block_init(&all_blocks[1], rows1, 1);
-        shard_block_reserve(&all_blocks[0], N);
-        shard_block_reserve(&all_blocks[1], N);
-        double *alpha = all_blocks[0].col[0];
-        uint8_t *mode = all_blocks[0].col[1];
-        int32_t *tag = all_blocks[1].col[0];
-        for (int64_t q = 0; q < N; q++) {
-            for (int k = 0; k < 3; k++)
-                alpha[3 * q + k] = val(q, 20 + k);
-            mode[q] = (uint8_t)(q * 13);
-            tag[2 * q] = (int32_t)(q * 3), tag[2 * q + 1] = -(int32_t)q;
-        }
-        shard_csr_reserve(&g, N, 64 * N);
-        g.n = N;
-        g.start[0] = 0;
-        size_t e = 0;
-        g_broken = malloc(64 * N);
-        for (int64_t a = 0; a < N; a++) {
-            for (int64_t b = 0; b < N; b++)
-                if (bonded(a, b)) {
-                    g_broken[e] = (uint8_t)is_broken(a, b);
-                    g.idx[e++] = (int32_t)b;
-                }
-            g.start[a + 1] = (int64_t)e;
-        }
-        shard_pairlist_reset(&all_list, N);
-        for (int64_t q = 0; q < N; q++)
-            for (int t = 0; t < list_len(q); t++) {
-                double v[W];
-                for (int k = 0; k < W; k++)
-                    v[k] = list_val(q, q + 1 + t, k);
-                shard_pairlist_push(&all_list, (size_t)q, q + 1 + t, v);
-            }
-        shard_pairlist_finish(&all_list);
     }
+    shard_pairlist_finish(&share_list);
+    sh.mod_rows = share_blocks;
+    sh.broken = share_broken;
+    sh.lists = &share_list;
     shard_partition_kinds kinds = {.n_modules = NMOD, .body_module = body_module, .has_halo = has_halo,
-                                   .n_lists = 1, .all_lists = rank == 0 ? &all_list : NULL};
+                                   .n_lists = 1, .round_words = 64};
     shard_particles p;
     memset(&p, 0, sizeof p);
     shard_block blocks[NMOD];
@@ -264,29 +261,30 @@ int main(int argc, char **argv)
     shard_pairlist list = shape;
     int64_t cut = 0;
     shard_error err;
-    int rc = shard_partition_distribute(c, &kinds, rank == 0 ? &all : NULL, rank == 0 ? all_blocks : NULL,
-                                        rank == 0 ? &g : NULL, g_broken, &p, blocks, &bonds, &broken, halos, &list,
-                                        &cut, &err);
+    int32_t *ghost_owner = NULL;
+    shard_partition_share_store(c, &sh, NULL, NULL, &kinds, &p, blocks, &bonds, &broken, &list, &ghost_owner);
+    shard_share_free(&sh);
+    free(share_broken);
+    shard_pairlist_free(&share_list);
+    for (int m = 0; m < NMOD; m++)
+        shard_block_free(&share_blocks[m]);
+    shard_migrate_stats st0;
+    int rc = shard_partition_distribute_share(c, &kinds, ghost_owner, &p, blocks, &bonds, &broken, halos, &list,
+                                              &cut, &st0, &err);
+    free(ghost_owner);
     SHARD_ENSURE(rc == 0);
+    SHARD_ENSURE(size == 1 || cut > 0);
     /* who owns what now: gather from the distribution */
     int32_t owner[N];
     double own_of[N];
     for (int q = 0; q < N; q++)
         own_of[q] = 0.0;
     for (size_t i = 0; i < p.n_owned; i++)
-        own_of[p.gid[i]] = (double)rank + 1.0;
+        own_of[p.gid[i] - OFF] = (double)rank + 1.0;
     shard_comm_sum(c, own_of, N);
     for (int q = 0; q < N; q++)
         owner[q] = (int32_t)own_of[q] - 1;
     int failed = check(c, &p, blocks, &bonds, broken, halos, &list, owner);
-    /* from here on the global ids are past 2^32: the migrations' records, partner ids, ghost lists and the id
-     * table carry them whole */
-    for (size_t i = 0; i < p.n_local; i++)
-        p.gid[i] += BIG;
-    for (size_t e = 0; e < shard_pairlist_size(&list); e++)
-        list.key[e] += BIG;
-    OFF = BIG;
-
     for (int round = 0; round < 4 && !failed; round++) {
         int32_t next[N];
         for (int64_t q = 0; q < N; q++) {
@@ -316,15 +314,11 @@ int main(int argc, char **argv)
     for (int m = 0; m < NMOD; m++) {
         shard_halo_destroy(&halos[m]);
         shard_block_free(&blocks[m]);
-        shard_block_free(&all_blocks[m]);
     }
     shard_particles_free(&p);
-    shard_particles_free(&all);
     shard_csr_free(&bonds);
-    shard_csr_free(&g);
     shard_pairlist_free(&list);
-    shard_pairlist_free(&all_list);
-    free(broken), free(g_broken);
+    free(broken);
     int result = SHARD_TEST_RESULT() || failed;
     shard_comm_max_ints(c, &result, 1);
     shard_comm_finalize(&c);

@@ -5,8 +5,9 @@
 #  - halo bytes = 120 x ghosts; neighbour counts symmetric in total; ghosts <= 2 x edge cut; the --per-rank
 #    table and the summary rows agree with the CSV;
 #  - a 3-rank `shard run` of the same scene reports the same owned, bond and edge-cut figures and the same bond
-#    ghost counts (its halo lists, built by the start-up distribution, not by the statistics code);
-#  - P = 1024 on a 125 000-particle block.
+#    ghost counts (its halo lists, built by the start-up distribution, not by the statistics code) as
+#    `shard partition` run on 3 processes, and on this block the 1-process prediction is the same table;
+#  - P = 1024 on a 125 000-particle block, in one process.
 # usage: partition.sh SHARD WORKDIR
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -44,9 +45,12 @@ check=$(mpi_run 300 1 "$SHARD" check "$scene" 2>&1) || { fail "shard check: $che
 n_check=$(sed -n 's/^Particles: \([0-9]*\), bonds: .*/\1/p' <<<"$check")
 expect_eq "particles: shard check = lattice count" "$n_check" "$n_lattice"
 
-rep=$(mpi_run 300 1 "$SHARD" partition "$scene" --ranks $P --per-rank --csv "$WORK/part.csv" 2>&1) ||
+rep=$(mpi_run 300 $P "$SHARD" partition "$scene" --ranks $P --per-rank --csv "$WORK/part.csv" 2>&1) ||
   { fail "shard partition: $rep"; finish; }
 echo "$rep"
+rep1=$(mpi_run 300 1 "$SHARD" partition "$scene" --ranks $P --per-rank 2>&1) || { fail "shard partition (1 process): $rep1"; finish; }
+per_rank_table() { awk '/^ *rank +owned +bonds +ghosts/ { on = 1; next } on && NF == 6 { print }' <<<"$1"; }
+expect_eq "partition on 1 process = on $P processes (per-rank table)" "$(per_rank_table "$rep1")" "$(per_rank_table "$rep")"
 read -r n_rep b_rep cut_rep <<<"$(sed -n 's/^Particles: \([0-9]*\), bonds: \([0-9]*\) (.*edge cut: \([0-9]*\) .*/\1 \2 \3/p' <<<"$rep")"
 expect_eq "particles: partition report = lattice count" "$n_rep" "$n_lattice"
 expect_eq "bonds: partition report = brute-force pair count" "$b_rep" "$b_lattice"

@@ -1,0 +1,149 @@
+/* The start-up (see docs/architecture.md, "From input to state hash"): every rank samples its share of the
+ * lattice planes and bonds it with a ghost layer (sample.h), or reads its range of a checkpoint (checkpoint.h);
+ * the share becomes a store with bond ghosts, the shares are partitioned in parallel and the particles migrate
+ * to their parts (partition.h).  No rank ever holds more than its share. */
+#include "sim_impl.h"
+
+#include "shard/partition.h"
+#include "shard/sample.h"
+#include "shard/xsum.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(void *ctx), void *ctx,
+                               const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
+                               shard_pairlist *mem_mine, shard_error *err)
+{
+    shard_comm *c = s->comm;
+    shard_comm_profile(c, 0); /* the distribution's traffic is the Start-up line's, not the run's */
+    int32_t *ghost_owner = NULL;
+    shard_partition_share_store(c, in, release, ctx, kinds, &s->p, blocks, &s->bonds, &s->bond_broken, mem_mine,
+                                &ghost_owner);
+    shard_migrate_stats st;
+    int rc = shard_partition_distribute_share(c, kinds, ghost_owner, &s->p, blocks, &s->bonds, &s->bond_broken,
+                                              halos, mem_mine, &s->edge_cut, &st, err);
+    free(ghost_owner);
+    /* The new plans' first bytes filled their ghosts: start-up bytes, not halo traffic. */
+    for (int m = 0; m < kinds->n_modules; m++)
+        s->halo_bytes_past -= shard_halo_bytes(halos[m]);
+    s->startup_moved = shard_comm_sum_i64(c, st.sent);
+    s->startup_bytes = st.bytes;
+    shard_comm_profile(c, 1);
+    return rc;
+}
+
+int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out,
+                       int64_t *body_count, int64_t *n_global, int64_t *n_bonds_global, shard_error *err)
+{
+    int rank = shard_comm_rank(c), size = shard_comm_size(c), nb = sc->n_bodies;
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    /* Every rank reads the meshes and makes the size checks: the same verdict everywhere. */
+    shard_sample_plan plan;
+    int rc = shard_sample_plan_make(sc, size, &plan, err);
+    if (shard_comm_any_error(c, err))
+        return err->code;
+    (void)rc;
+    shard_sample_share sh;
+    shard_sample_share_points(sc, &plan, h, rank, size, &sh);
+    int64_t t = plan.plane0[nb];
+    int64_t *count = shard_calloc((size_t)t + 1, sizeof *count);
+    memcpy(count + sh.first_plane, sh.count, (size_t)(sh.end_plane - sh.first_plane) * sizeof *count);
+    shard_comm_sum_i64s(c, count, (size_t)t);
+    *n_global = 0;
+    for (int b = 0; b < nb; b++) {
+        int64_t m = 0;
+        for (int64_t g = plan.plane0[b]; g < plan.plane0[b + 1]; g++)
+            m += count[g];
+        body_count[b] = m;
+        *n_global += m;
+        if (m == 0 && !err->code)
+            shard_sample_empty_body(sc, b, err);
+    }
+    if (!err->code && (int64_t)size > *n_global)
+        shard_error_at(err, sc->path, &sc->bodies[0].loc,
+                       "the scene has %lld particle(s) in total, fewer than the %d ranks it runs on",
+                       (long long)*n_global, size);
+    if (err->code) { /* every rank reached it from the same sums */
+        free(count);
+        shard_sample_share_free(&sh);
+        shard_sample_plan_free(&plan);
+        return err->code;
+    }
+    shard_sample_share_ids(&plan, count, &sh);
+    free(count);
+    shard_csr bonds = {0};
+    int n_notch = shard_sample_n_notches(sc);
+    int64_t *cut = shard_calloc((size_t)n_notch + 1, sizeof *cut);
+    shard_sample_share_bonds(sc, h, &sh, &bonds, cut);
+    shard_comm_sum_i64s(c, cut, (size_t)n_notch);
+    shard_sample_notches_missed(sc, cut, err);
+    free(cut);
+    if (err->code) {
+        shard_csr_free(&bonds);
+        shard_sample_share_free(&sh);
+        shard_sample_plan_free(&plan);
+        return err->code;
+    }
+
+    /* The own points become the share's rows (ids first .. first + n - 1, in order). */
+    size_t n = 0;
+    for (size_t i = 0; i < sh.n; i++)
+        n += (size_t)shard_sample_share_own(&sh, i);
+    shard_particles_alloc_rows(&out->p, n, SHARD_FIELD_STATE);
+    shard_particles *p = &out->p;
+    out->bstart = shard_malloc((n + 1) * sizeof *out->bstart);
+    size_t nbonds = 0;
+    for (size_t i = 0; i < sh.n; i++)
+        if (shard_sample_share_own(&sh, i))
+            nbonds += (size_t)(bonds.start[i + 1] - bonds.start[i]);
+    out->partner = shard_malloc((nbonds + 1) * sizeof *out->partner);
+    /* Angular velocities are about each body's centre: an exact sum over the ranks. */
+    shard_xsum *acc = shard_malloc(((size_t)nb * 3 + 1) * sizeof *acc);
+    for (int k = 0; k < 3 * nb; k++)
+        shard_xsum_init(&acc[k]);
+    size_t r = 0, e_out = 0;
+    out->bstart[0] = 0;
+    for (size_t i = 0; i < sh.n; i++) {
+        if (!shard_sample_share_own(&sh, i))
+            continue;
+        p->gid[r] = sh.gid[i];
+        p->body[r] = sh.body[i];
+        memcpy(p->X + 3 * r, sh.X + 3 * i, 3 * sizeof *p->X);
+        memcpy(p->x + 3 * r, sh.X + 3 * i, 3 * sizeof *p->x);
+        for (int k = 0; k < 3; k++)
+            shard_xsum_add_n(&acc[3 * sh.body[i] + k], sh.X + 3 * i + k, 1, 1);
+        for (int64_t e = bonds.start[i]; e < bonds.start[i + 1]; e++)
+            out->partner[e_out++] = sh.gid[bonds.idx[e]];
+        out->bstart[++r] = (int64_t)e_out;
+    }
+    shard_csr_free(&bonds);
+    shard_sample_share_free(&sh);
+    shard_sample_plan_free(&plan);
+    shard_comm_xsum(c, acc, 3 * nb);
+    double *centre = shard_malloc(((size_t)nb * 3 + 1) * sizeof *centre);
+    for (int b = 0; b < nb; b++)
+        for (int k = 0; k < 3; k++)
+            centre[3 * b + k] = shard_xsum_round(&acc[3 * b + k]) / (double)body_count[b];
+    free(acc);
+    for (size_t i = 0; i < n; i++)
+        shard_sample_motion(&sc->bodies[p->body[i]], centre + 3 * p->body[i], p->X + 3 * i, p->v + 3 * i,
+                            p->vpres + 3 * i, &p->flags[i]);
+    free(centre);
+    *n_bonds_global = shard_comm_sum_i64(c, (int64_t)nbonds);
+    return 0;
+}
+
+int shard_sim_share_sample(shard_sim *s, shard_share *out, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    double *h = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof *h);
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_matter *m = shard_sim_module_of(s, b)->def;
+        h[b] = m->bond_radius ? m->bond_radius(sc, b) : 0.0;
+    }
+    int rc = shard_share_sample(s->comm, sc, h, out, s->body_count, &s->n_global, &s->n_bonds_global, err);
+    free(h);
+    return rc;
+}
