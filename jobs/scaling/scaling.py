@@ -8,6 +8,7 @@ everything else uses the standard library only.
   scaling.py parse LOG                                   # the figures of one `shard run` report
   scaling.py collect --mode strong|weak --out CSV LOG... # one CSV row per run (the fastest per rank count)
   scaling.py plot CSV --out-dir DIR                      # speedup.png, efficiency.png, phases.png
+  scaling.py calibrate LOG                               # the model's scene figures from a run's report
   scaling.py predict --partitions DIR ... --out-csv F    # model of the strong-scaling efficiency
   scaling.py plot-predict --predicted F ... --out PNG    # predicted curves next to the measured points
   scaling.py lammps-table MANIFEST --out CSV             # Shard next to LAMMPS, one table
@@ -49,6 +50,17 @@ SHARD_LINES = {
     "bond_ghosts": (r"^Bond ghosts per rank: min " + NUM + r" avg " + NUM + r" max " + NUM,
                     "Bond ghosts per rank: min X avg Y max Z", False),
     "hash": (r"^State hash: ([0-9a-f]+)", "State hash: HEX", True),
+    # optional: the prediction's calibration (reports of older builds lack them)
+    "rebuilds": (r"^Bonds: .*; contact rebuilds (\d+)", "Bonds: ...; contact rebuilds R; ...", False),
+    "bytes": (r"^Bytes sent: bond halos " + NUM + r", contact ghosts " + NUM + r" \(of which rebuilds " + NUM +
+              r"\), migrations " + NUM, "Bytes sent: bond halos B, contact ghosts C (of which rebuilds R), "
+              "migrations M; ...", False),
+    "balance": (r"^Balance \([a-z]+, [a-z]+ cost, every (\d+) steps.*\): (\d+) check\(s\), (\d+) migration\(s\) "
+                r"\(\d+ for ghost growth\), (\d+) particle\(s\) moved; cost imbalance at the first check " + NUM +
+                r", largest " + NUM, "Balance (...): C check(s), M migration(s) (...), N particle(s) moved; cost "
+                "imbalance at the first check A, largest B ...", False),
+    "startup": (r"^Start-up: (?:sampled|read) on \d+ rank\(s\) in " + NUM + r" s, partitioned and distributed in " +
+                NUM + r" s", "Start-up: sampled on P rank(s) in A s, partitioned and distributed in B s ...", False),
 }
 
 
@@ -128,6 +140,17 @@ def parse_shard_report(path):
     if m["bond_ghosts"] is not None:
         r["bond_ghosts_min"], r["bond_ghosts_avg"], r["bond_ghosts_max"] = (float(x) for x in m["bond_ghosts"].groups())
     r["state_hash"] = m["hash"].group(1)
+    if m["rebuilds"] is not None:
+        r["contact_rebuilds"] = int(m["rebuilds"].group(1))
+    if m["bytes"] is not None:
+        (r["bytes_bond_halos"], r["bytes_contact_ghosts"], r["bytes_rebuilds"],
+         r["bytes_migrations"]) = (float(x) for x in m["bytes"].groups())
+    if m["balance"] is not None:
+        g = m["balance"].groups()
+        r["balance_every"], r["balance_checks"], r["migrations"], r["particles_moved"] = (int(x) for x in g[:4])
+        r["cost_imbalance_first"], r["cost_imbalance_largest"] = float(g[4]), float(g[5])
+    if m["startup"] is not None:
+        r["startup_sample_s"], r["startup_distribute_s"] = (float(x) for x in m["startup"].groups())
     r["phases"] = parse_phases(lines, path)
     return r
 
@@ -375,6 +398,67 @@ def measured_rate(series_csv, work):
     return units * steps / (loop * p), r
 
 
+# Bytes per bond ghost and step of the bond halos (x, v: 48; B: 72), per contact ghost of a rebuild's record
+# (global id, body, flags, x, v, mass: 72) and of its forward (x, v: 48), per cluster box of a rebuild (7 doubles).
+HALO_BYTES_PER_GHOST = 120
+CONTACT_RECORD_OVER_FORWARD = 72 / 48
+BOX_BYTES = 56
+# The force phases: the work the model scales by N/P (and the balancer's time cost).
+FORCE_PHASES = ("Solid", "Contact", "Neigh", "Fracture")
+
+
+def report_calibration(path):
+    """The model's scene figures from one `shard run` report: contact fraction, imbalance, bytes factors,
+    rebuild and migration rates.  Figures the report cannot give (one rank: no bytes; no Balance line) are left
+    out.  Returns (dict, text describing where each came from)."""
+    r = parse_shard_report(path)
+    ph, steps, P = r["phases"], r["steps"], r["ranks"]
+    if "Solid" not in ph or ph["Solid"][1] <= 0:
+        raise ReportError(f"{path}: no Solid time in the phase table: nothing to scale the other phases by")
+    cal, notes = {}, []
+    solid = ph["Solid"][1]
+    extra = sum(ph[k][1] for k in FORCE_PHASES[1:] if k in ph)
+    cal["contact_fraction"] = extra / solid
+    notes.append(f"contact fraction {cal['contact_fraction']:.3g} = (" + " + ".join(
+        f"{k} {ph[k][1]:.4g}" for k in FORCE_PHASES[1:] if k in ph) + f") / Solid {solid:.4g} s (averages)")
+    if P > 1:
+        if "cost_imbalance_largest" in r:
+            cal["imbalance"] = r["cost_imbalance_largest"]
+            notes.append(f"imbalance {cal['imbalance']:.3g}: the largest cost imbalance of the Balance line")
+        else:
+            mx = sum(ph[k][2] for k in FORCE_PHASES if k in ph)
+            av = sum(ph[k][1] for k in FORCE_PHASES if k in ph)
+            cal["imbalance"] = mx / av
+            notes.append(f"imbalance {cal['imbalance']:.3g}: sum of the force phases' max / sum of their avg")
+    if P > 1 and "bytes_bond_halos" in r and r.get("bond_ghosts_avg", 0) > 0:
+        base = HALO_BYTES_PER_GHOST * r["bond_ghosts_avg"] * P * steps
+        forward = r["bytes_contact_ghosts"] - r["bytes_rebuilds"]
+        cal["bytes_factor"] = (r["bytes_bond_halos"] + forward) / base
+        cal["contact_bytes_factor"] = forward / base
+        notes.append(f"bytes factor {cal['bytes_factor']:.3g} = (bond halos {r['bytes_bond_halos']:.4g} + contact "
+                     f"forwards {forward:.4g}) / ({HALO_BYTES_PER_GHOST} B x {r['bond_ghosts_avg'] * P:.0f} bond "
+                     f"ghosts x {steps} steps); contact part {cal['contact_bytes_factor']:.3g}")
+    if "contact_rebuilds" in r:
+        cal["rebuild_rate"] = r["contact_rebuilds"] / steps
+        notes.append(f"rebuild rate {cal['rebuild_rate']:.3g} = {r['contact_rebuilds']} rebuilds / {steps} steps")
+    if "migrations" in r and P > 1:
+        cal["balance_every"] = r["balance_every"]
+        cal["migration_rate"] = r["migrations"] / steps
+        cal["moved_fraction"] = (r["particles_moved"] / (r["migrations"] * r["particles"]) if r["migrations"]
+                                 else 0.0)
+        notes.append(f"migrations {r['migrations']} in {steps} steps (checks every {r['balance_every']}), "
+                     f"{cal['moved_fraction']:.3g} of the particles moved by each")
+    return cal, f"{path} ({P} rank(s), {r['particles']} particles, {steps} steps): " + "; ".join(notes)
+
+
+def calibrate(args):
+    cal, src = report_calibration(args.log)
+    for k, v in cal.items():
+        print(f"{k}={v:.6g}")
+    print(f"# {src}")
+    return 0
+
+
 def predict(args):
     parts = {}
     for spec in args.partitions:
@@ -392,11 +476,22 @@ def predict(args):
         src = f"{args.series}: {row['ranks']} rank(s), {row['particles']} particles, {row['loop_time_s']} s"
     else:
         raise ReportError("predict: give --rate or --series (a series CSV with a 1-rank run)")
+    # Scene figures: given > from the report > a single body without contact.
+    cal, cal_src = report_calibration(args.report) if args.report else ({}, "")
+    defaults = {"contact_fraction": 0.0, "imbalance": 1.0, "bytes_factor": 1.01, "contact_bytes_factor": 0.0,
+                "rebuild_rate": 0.0, "balance_every": 0, "migration_rate": 0.0, "moved_fraction": 0.0}
+    fig = {k: getattr(args, k) if getattr(args, k) is not None else cal.get(k, d) for k, d in defaults.items()}
+    c, imb, f, fc = fig["contact_fraction"], fig["imbalance"], fig["bytes_factor"], fig["contact_bytes_factor"]
+    rho, every, mig, moved = fig["rebuild_rate"], fig["balance_every"], fig["migration_rate"], fig["moved_fraction"]
+    if mig > 0 and every <= 0:
+        raise ReportError("predict: a migration rate needs --balance-every (steps between balance checks)")
     n_part = sum(r["owned"] for r in next(iter(parts.values())))
     n_target = args.target_particles or n_part
     s = n_target / n_part                 # volume factor: owned, bonds
     s_surf = s ** (2.0 / 3.0)             # surface factor: ghosts, halo bytes
-    alpha, beta = args.latency, args.bandwidth
+    alpha, beta, omega = args.latency, args.bandwidth, args.overlap
+    tau0, tau1 = args.partition_cost
+    steps_run = args.run_steps
     total_work = None
     out = []
     for P in sorted(parts):
@@ -407,43 +502,83 @@ def predict(args):
                 for r in rows]
         if total_work is None:
             total_work = sum(work)
-        t1 = total_work / rate
+        L = math.ceil(math.log2(P)) if P > 1 else 0
+        owned_max = s * max(r["owned"] for r in rows)
+        # one rank: no imbalance, no message, no balancing, no migration at start-up
+        t1 = total_work / rate * (1.0 + c) + n_target * (args.startup_sample + args.startup_build) / steps_run
         per_rank = []
         for r, w in zip(rows, work):
-            comp = w / rate
+            o, g, h = s * r["owned"], s_surf * r["ghosts"], s_surf * r["halo_bytes"]
+            comp = w / rate * (1.0 + c) * (imb if P > 1 else 1.0)
             lat = args.exchanges * r["neighbours"] * alpha if P > 1 else 0.0
-            bw = args.bytes_factor * s_surf * r["halo_bytes"] / beta if P > 1 else 0.0
-            per_rank.append((comp + lat + bw, comp, lat, bw))
+            bw = f * h / beta if P > 1 else 0.0
+            # the bond-halo exchanges run while the inner particles' passes are computed: x, v (48 of the 120
+            # bytes per ghost) during pass 1, B (72) during pass 2, each pass half of the solid's time
+            half = 0.5 * max(0.0, 1.0 - g / o) * w / rate if o > 0 else 0.0
+            hidden = omega * (min(r["neighbours"] * alpha + 0.4 * h / beta, half)
+                              + min(r["neighbours"] * alpha + 0.6 * h / beta, half)) if P > 1 else 0.0
+            per_rank.append((comp + lat + bw - hidden, comp, lat, bw, hidden, r["neighbours"], h))
         worst = max(per_rank)
-        allreduce = args.allreduces * math.ceil(math.log2(P)) * alpha if P > 1 else 0.0
-        tp = worst[0] + allreduce
+        allreduce = args.allreduces * L * alpha
+        if P > 1:
+            n_max = max(x[5] for x in per_rank)
+            h_max = max(x[6] for x in per_rank)
+            # every rank's cluster boxes (two allgathers), the counts to the neighbours, the records
+            rebuild = rho * (2 * L * alpha + P * args.boxes * BOX_BYTES / beta + n_max * alpha
+                             + CONTACT_RECORD_OVER_FORWARD * fc * h_max / beta)
+            part = owned_max * (tau0 + tau1 * L) + args.rcb_allreduces * L * L * alpha
+            migration = part + owned_max * args.migration_cost + moved * owned_max * args.record_bytes / beta
+            balance = (2 * L * alpha / every if every > 0 else 0.0) + mig * migration
+            startup = (owned_max * (args.startup_sample + args.startup_migrate) + part
+                       + owned_max * args.startup_record_bytes / beta)
+        else:
+            rebuild = balance = 0.0
+            startup = n_target * (args.startup_sample + args.startup_build)
+        tp = worst[0] + allreduce + rebuild + balance + startup / steps_run
         out.append({
-            "ranks": P, "particles": round(n_target), "owned_max": round(s * max(r["owned"] for r in rows)),
+            "ranks": P, "particles": round(n_target), "owned_max": round(owned_max),
             "ghosts_max": round(s_surf * max(r["ghosts"] for r in rows)),
             "neighbours_max": max(r["neighbours"] for r in rows),
             "t1_step_s": t1, "tp_step_s": tp, "compute_s": worst[1], "latency_s": worst[2] + allreduce,
-            "bandwidth_s": worst[3], "speedup": t1 / tp, "efficiency": t1 / (P * tp),
+            "bandwidth_s": worst[3], "hidden_s": worst[4], "rebuild_s": rebuild, "balance_s": balance,
+            "startup_s": startup, "speedup": t1 / tp, "efficiency": t1 / (P * tp),
         })
     header = list(out[0].keys())
-    with open(args.out_csv, "w", newline="", encoding="utf-8") as f:
-        f.write(f"# {args.label}: rate {rate:.6g} {args.work}-steps/s per rank ({src.replace(chr(10), ' ')}); "
-                f"latency {alpha:g} s, bandwidth {beta:g} B/s, {args.exchanges} exchanges + {args.allreduces} "
-                f"allreduce(s) per step, bytes factor {args.bytes_factor:g}; partitioned {n_part} particles, "
-                f"predicted {n_target:.0f}\n")
-        w = csv.writer(f, lineterminator="\n")
+    desc = (f"rate {rate:.6g} {args.work}-steps/s per rank ({src.replace(chr(10), ' ')}); contact fraction {c:.4g}, "
+            f"imbalance {imb:.4g}, bytes factor {f:.4g} (contact {fc:.4g}), {rho:.4g} rebuilds per step, "
+            f"{args.boxes:g} box(es) per rank; " +
+            (f"balance every {every} steps, {mig:.4g} migrations per step moving {moved:.4g} of the particles; "
+             if every > 0 else "no balancing; ") +
+            f"latency {alpha:g} s, bandwidth {beta:g} B/s, {args.exchanges} exchanges + {args.allreduces} "
+            f"allreduce(s) per step, overlap {omega:g}; start-up over {steps_run:g} steps; partitioned {n_part} "
+            f"particles, predicted {n_target:.0f}")
+    with open(args.out_csv, "w", newline="", encoding="utf-8") as fh:
+        fh.write(f"# {args.label}: {desc}\n")
+        w = csv.writer(fh, lineterminator="\n")
         w.writerow(header)
         for row in out:
-            w.writerow([fmt(row[c]) for c in header])
+            w.writerow([fmt(row[k]) for k in header])
     print(f"{args.label}: {n_target:.4g} particles (partitioned: {n_part}; ghosts x {s_surf:.4g}, work x {s:.4g})")
     print(f"  rate {rate:.4g} {args.work}-steps/s on one rank ({src})")
+    if cal_src:
+        print(f"  from the report {cal_src}")
+    print(f"  contact fraction {c:.3g}, imbalance {imb:.3g}, bytes factor {f:.3g} (contact part {fc:.3g}), "
+          f"{rho:.3g} contact rebuilds per step, " +
+          (f"balance every {every} steps with {mig:.3g} migrations per step ({moved:.3g} of the particles each)"
+           if every > 0 else "no balancing"))
     print(f"  latency {alpha:g} s, bandwidth {beta:g} B/s per rank, {args.exchanges} halo exchanges and "
-          f"{args.allreduces} allreduce(s) per step")
-    print(f"  {'ranks':>6} {'owned max':>10} {'ghosts max':>10} {'nbr max':>7} {'compute ms':>10} "
-          f"{'latency ms':>10} {'bandw. ms':>10} {'step ms':>9} {'efficiency':>10}")
+          f"{args.allreduces} allreduce(s) per step, overlap {omega:g}; start-up amortised over {steps_run:g} steps")
+    print(f"  {'ranks':>6} {'owned max':>10} {'ghosts max':>10} {'nbr':>4} {'compute':>9} {'latency':>8} "
+          f"{'bandw.':>8} {'hidden':>8} {'rebuild':>8} {'balance':>8} {'start-up':>8} {'step ms':>9} "
+          f"{'efficiency':>10}")
     for row in out:
-        print(f"  {row['ranks']:>6} {row['owned_max']:>10} {row['ghosts_max']:>10} {row['neighbours_max']:>7} "
-              f"{1e3 * row['compute_s']:>10.4g} {1e3 * row['latency_s']:>10.4g} {1e3 * row['bandwidth_s']:>10.4g} "
-              f"{1e3 * row['tp_step_s']:>9.4g} {100 * row['efficiency']:>9.1f}%")
+        print(f"  {row['ranks']:>6} {row['owned_max']:>10} {row['ghosts_max']:>10} {row['neighbours_max']:>4} "
+              + " ".join(f"{1e3 * row[k]:>{wd}.4g}" for k, wd in (
+                  ("compute_s", 9), ("latency_s", 8), ("bandwidth_s", 8), ("hidden_s", 8), ("rebuild_s", 8),
+                  ("balance_s", 8)))
+              + f" {1e3 * row['startup_s'] / steps_run:>8.4g} {1e3 * row['tp_step_s']:>9.4g} "
+              f"{100 * row['efficiency']:>9.1f}%")
+    print("  (ms per step; start-up: its time / the run's steps)")
     print(f"  CSV: {args.out_csv}")
     return 0
 
@@ -633,6 +768,10 @@ def main(argv=None):
     p.add_argument("--title")
     p.set_defaults(func=plot)
 
+    p = sub.add_parser("calibrate", help="the model's scene figures from a `shard run` log, as KEY=VALUE lines")
+    p.add_argument("log")
+    p.set_defaults(func=calibrate)
+
     p = sub.add_parser("predict", help="strong-scaling model from `shard partition --csv` files")
     p.add_argument("--partitions", nargs="+", required=True, help="folders (or files) of part-P.csv files")
     p.add_argument("--series", help="series CSV: its 1-rank row gives the compute rate")
@@ -642,9 +781,34 @@ def main(argv=None):
     p.add_argument("--latency", type=float, default=1.5e-6, help="s per message (HDR InfiniBand + MPI)")
     p.add_argument("--bandwidth", type=float, default=25e9 / 32,
                    help="B/s per rank (HDR NIC, 25 GB/s, shared by 32 ranks of a node)")
-    p.add_argument("--exchanges", type=int, default=3)
+    p.add_argument("--exchanges", type=int, default=3, help="halo exchanges per step (2 of them: the bond halos)")
     p.add_argument("--allreduces", type=int, default=1)
-    p.add_argument("--bytes-factor", type=float, default=1.1)
+    p.add_argument("--report", help="a `shard run` log whose end report gives the scene figures below")
+    p.add_argument("--bytes-factor", type=float, help="bytes a step sends / bond-ghost bytes (default 1.01)")
+    p.add_argument("--contact-bytes-factor", type=float, help="the contact ghosts' part of it (default 0)")
+    p.add_argument("--contact-fraction", type=float,
+                   help="(Contact + Neigh + Fracture) / Solid time on one rank (default 0)")
+    p.add_argument("--imbalance", type=float, help="largest / average force work of a step, on top of the "
+                   "partition's bond imbalance (default 1)")
+    p.add_argument("--rebuild-rate", type=float, help="contact-ghost rebuilds per step (default 0)")
+    p.add_argument("--boxes", type=float, default=1.0, help="cluster boxes per rank at a rebuild")
+    p.add_argument("--balance-every", type=int, help="steps between balance checks (default 0: no balancing)")
+    p.add_argument("--migration-rate", type=float, help="migrations per step (default 0)")
+    p.add_argument("--moved-fraction", type=float, help="share of the particles a migration moves (default 0)")
+    p.add_argument("--migration-cost", type=float, default=4.6e-6, help="s per particle held, per migration")
+    p.add_argument("--record-bytes", type=float, default=750.0, help="bytes per migrating particle")
+    p.add_argument("--partition-cost", type=float, nargs=2, default=[1.7e-7, 1e-8], metavar=("T0", "T1"),
+                   help="RCB: s per particle held, plus s per particle held per cut level")
+    p.add_argument("--rcb-allreduces", type=int, default=30, help="RCB allreduces per cut level")
+    p.add_argument("--overlap", type=float, default=0.0,
+                   help="share (0-1) of the bond halos' time hidden behind the inner particles' passes")
+    p.add_argument("--run-steps", type=float, default=1e4, help="steps the start-up is amortised over")
+    p.add_argument("--startup-sample", type=float, default=3.7e-6, help="start-up: s per particle to sample")
+    p.add_argument("--startup-build", type=float, default=3.7e-6,
+                   help="start-up on one rank: s per particle to build the store")
+    p.add_argument("--startup-migrate", type=float, default=12.8e-6,
+                   help="start-up on P > 1 ranks: s per particle held to partition, migrate and build")
+    p.add_argument("--startup-record-bytes", type=float, default=790.0, help="start-up: bytes per particle moved")
     p.add_argument("--label", default="prediction")
     p.add_argument("--out-csv", required=True)
     p.set_defaults(func=predict)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # jobs/scaling/series.sh and predict.sh on a small block at 1 and 2 ranks: the CSV has the documented columns
 # and one row per rank count, the figures in it agree with the run logs, the PNG plots exist; weak scaling
-# doubles the block on 2 ranks; the prediction has one row per rank count and its plot.
+# doubles the block on 2 ranks; the prediction has one row per rank count for the block and the fragmenting
+# scene, and its plot; a run's end report (FRAG_REPORT) gives the scene's figures.
 # usage: series.sh SHARD WORKDIR
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -81,7 +82,38 @@ if SERIES_CSV=$WORK/strong/series.csv PART_N=2000 TARGET_N=1e5 RANKS="1 2 4 8" T
   png_ok "$WORK/predict/prediction.png" && pass "prediction.png is a PNG" || fail "prediction.png missing"
   grep -q "^Predicted efficiency of the 1e+05-particle block at 8 ranks: " "$WORK/predict.txt" &&
     pass "headline line printed" || fail "no headline line in $WORK/predict.txt"
+  # The fragmenting scene beside the block: the same rank counts, 100 % on one rank, less than the block on 8
+  # (contact work, imbalance, more bytes, rebuilds and migrations all cost), one summary row per problem and P.
+  frag=$WORK/predict/predicted-fragmenting-1e+05.csv
+  expect_eq "fragmenting: predicted rows" "$(csv_col "$frag" ranks 1 | tr '\n' ' ')" "1 2 4 8 "
+  e1=$(csv_col "$frag" efficiency 1 | sed -n 1p)
+  expect_eq "fragmenting: efficiency at 1 rank" "$(awk -v e="$e1" 'BEGIN { printf "%.3f", e }')" "1.000"
+  eb=$(csv_col "$WORK/predict/predicted-block-1e+05.csv" efficiency 1 | sed -n 4p)
+  ef=$(csv_col "$frag" efficiency 1 | sed -n 4p)
+  awk -v b="$eb" -v f="$ef" 'BEGIN { exit !(f > 0 && f < b) }' &&
+    pass "fragmenting below the block at 8 ranks ($ef < $eb)" || fail "fragmenting $ef, block $eb at 8 ranks"
+  expect_eq "summary rows" "$(($(wc -l <"$WORK/predict/summary.csv") - 1))" 8
+  grep -q "^Predicted efficiency of the 1e+05-particle fragmenting scene at 8 ranks: " "$WORK/predict.txt" &&
+    pass "fragmenting headline printed" || fail "no fragmenting headline in $WORK/predict.txt"
 else
   fail "predict.sh failed:"; cat "$WORK/predict.txt"
+fi
+
+# The scene's figures from a run's end report (FRAG_REPORT): the 2-rank run's bytes factor reaches the model.
+log2=$WORK/strong/runs/np2/rep1/shard.log
+bf=$("$PYTHON" "$REPO/jobs/scaling/scaling.py" calibrate "$log2" | sed -n 's/^bytes_factor=//p')
+if [ -n "$bf" ] && FRAG_REPORT=$log2 RATE=1e8 LOCAL=0 PART_N=2000 TARGET_N=1e5 RANKS="1 2" OUT=$WORK/predict \
+    "$REPO/jobs/scaling/predict.sh" >"$WORK/predict-report.txt" 2>&1; then
+  want=$(awk -v f="$bf" 'BEGIN { printf "bytes factor %.4g ", f }')
+  grep -q "$want" <(head -n 1 "$frag") && pass "FRAG_REPORT: the report's $want is the model's" ||
+    fail "FRAG_REPORT: '$want' not in $(head -n 1 "$frag")"
+else
+  fail "predict.sh with FRAG_REPORT failed (bytes factor '$bf'):"; cat "$WORK/predict-report.txt"
+fi
+if FRAG_REPORT=$WORK/no-such.log RATE=1e8 OUT=$WORK/predict "$REPO/jobs/scaling/predict.sh" >"$WORK/bad.txt" 2>&1; then
+  fail "an unreadable FRAG_REPORT was accepted"
+else
+  grep -q "FRAG_REPORT=.* is not readable" "$WORK/bad.txt" && pass "an unreadable FRAG_REPORT is an error" ||
+    fail "unreadable FRAG_REPORT: $(cat "$WORK/bad.txt")"
 fi
 finish
