@@ -195,6 +195,30 @@ void shard_comm_allgather_i64(shard_comm *c, int64_t v, int64_t *all)
     SHARD_MPI(c, MPI_Allgather(&v, 1, MPI_INT64_T, all, 1, MPI_INT64_T, c->world));
 }
 
+void *shard_comm_allgather_bytes(shard_comm *c, const void *mine, size_t bytes, size_t *total)
+{
+    int p = c->size;
+    if (bytes > (size_t)INT32_MAX)
+        shard_fail_one(c, SHARD_EXIT_INTERNAL, "allgather of %zu bytes exceeds MPI's int counts", bytes);
+    int *counts = shard_malloc(((size_t)p + 1) * sizeof *counts);
+    int *displ = shard_malloc(((size_t)p + 1) * sizeof *displ);
+    int mine_count = (int)bytes;
+    SHARD_MPI(c, MPI_Allgather(&mine_count, 1, MPI_INT, counts, 1, MPI_INT, c->world));
+    int64_t sum = 0;
+    for (int r = 0; r < p; r++) {
+        displ[r] = (int)sum;
+        sum += counts[r];
+        if (sum > INT32_MAX)
+            shard_fail_one(c, SHARD_EXIT_INTERNAL, "allgather of %lld bytes in all exceeds MPI's int counts",
+                           (long long)sum);
+    }
+    char *all = shard_malloc((size_t)sum + 1);
+    SHARD_MPI(c, MPI_Allgatherv(mine, mine_count, MPI_BYTE, all, counts, displ, MPI_BYTE, c->world));
+    free(counts), free(displ);
+    *total = (size_t)sum;
+    return all;
+}
+
 void shard_comm_profile(shard_comm *c, int on)
 {
     SHARD_MPI(c, MPI_Pcontrol(on));

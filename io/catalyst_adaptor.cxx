@@ -123,6 +123,7 @@ struct shard_catalyst
     vtkSmartPointer<vtkCPDataDescription> description;
     vtkSmartPointer<vtkPartitionedDataSetCollection> collection;
     vtkSmartPointer<vtkPolyData> particles;
+    vtkSmartPointer<vtkPolyData> rigid; /* block "rigid", made at the first execution with frames */
     vtkSmartPointer<vtkDoubleArray> coords;
     vtkSmartPointer<vtkIdTypeArray> offsets, connectivity;
     /* One VTK array per column name seen so far (the driver hands the same list on every rank and step), and
@@ -422,6 +423,60 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
     h->collection->Modified();
 }
 
+/* Block "rigid": the frames as points with their columns, copied (one point per rigid body, on rank 0). Local
+ * (has_frames is the same on every rank, so every rank adds the block at the same execution). */
+static void shard_catalyst_bind_frames(shard_catalyst *h, const shard_insitu_fields *f)
+{
+    if (!f->has_frames)
+        return;
+    if (!h->rigid) {
+        h->rigid = vtkSmartPointer<vtkPolyData>::New();
+        unsigned int at = h->collection->GetNumberOfPartitionedDataSets();
+        h->collection->SetNumberOfPartitionedDataSets(at + 1);
+        h->collection->SetPartition(at, 0, h->rigid);
+        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "rigid");
+        vtkDataAssembly *assembly = h->collection->GetDataAssembly();
+        assembly->AddDataSetIndex(assembly->AddNode("rigid"), at);
+    }
+    vtkIdType n = f->frame_position ? static_cast<vtkIdType>(f->n_frames) : 0;
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    points->SetNumberOfPoints(n);
+    for (vtkIdType i = 0; i < n; i++)
+        points->SetPoint(i, f->frame_position + 3 * i);
+    vtkNew<vtkCellArray> verts;
+    for (vtkIdType i = 0; i < n; i++)
+        verts->InsertNextCell(1, &i);
+    h->rigid->Initialize();
+    h->rigid->SetPoints(points);
+    h->rigid->SetVerts(verts);
+    vtkPointData *pd = h->rigid->GetPointData();
+    for (int k = 0; k < f->n_frame_cols && k < 16; k++) {
+        const shard_column *col = &f->frame_cols[k];
+        if (std::strcmp(col->name, "position") == 0 || std::strcmp(col->name, "index") == 0)
+            continue;
+        vtkSmartPointer<vtkDataArray> a;
+        if (col->type == SHARD_TYPE_F64)
+            a = vtkSmartPointer<vtkDoubleArray>::New();
+        else
+            a = vtkSmartPointer<vtkIntArray>::New();
+        a->SetName(col->name);
+        a->SetNumberOfComponents(col->ncomp);
+        a->SetNumberOfTuples(n);
+        for (vtkIdType i = 0; i < n && col->data; i++)
+            for (int c = 0; c < col->ncomp; c++) {
+                size_t at = static_cast<size_t>(i) * static_cast<size_t>(col->ncomp) + static_cast<size_t>(c);
+                double v = col->type == SHARD_TYPE_F64 ? static_cast<const double *>(col->data)[at]
+                         : col->type == SHARD_TYPE_I64 ? static_cast<double>(static_cast<const int64_t *>(col->data)[at])
+                                                       : static_cast<double>(static_cast<const int32_t *>(col->data)[at]);
+                a->SetComponent(i, c, v);
+            }
+        pd->AddArray(a);
+    }
+    h->rigid->Modified();
+    h->collection->Modified();
+}
+
 /* Tears down whatever create() built so far; every rank calls it at the same point. */
 static void shard_catalyst_free(shard_catalyst *h)
 {
@@ -541,6 +596,7 @@ static int shard_catalyst_execute(void *impl, long step, double time, int n_due,
     std::memset(err, 0, sizeof *err);
     shard_catalyst *h = static_cast<shard_catalyst *>(impl);
     shard_catalyst_bind(h, f, shard_catalyst_present(h, f));
+    shard_catalyst_bind_frames(h, f);
     for (int d = 0; d < n_due; d++) {
         shard_catalyst_script &s = h->scripts[static_cast<size_t>(due[d])];
         /* One script per CoProcess, so that a failure names its script and the others keep their own

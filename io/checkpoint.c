@@ -118,6 +118,25 @@ static uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, si
 }
 
 /* Does a block have a STATE row (and so a section in the file)? */
+/* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order. */
+static uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data,
+                                      const size_t *bytes)
+{
+    uint64_t h = shard_ckpt_mix(0x5348524453544154ull, (uint64_t)n);
+    for (int k = 0; k < n; k++) {
+        const unsigned char *b = data[k];
+        h = shard_ckpt_mix(h, b ? (uint64_t)bytes[k] : UINT64_MAX);
+        for (const char *c = sections[k].name; *c; c++)
+            h = shard_ckpt_mix(h, (unsigned char)*c);
+        for (size_t i = 0; b && i < bytes[k]; i += 8) {
+            uint64_t w = 0;
+            memcpy(&w, b + i, bytes[k] - i < 8 ? bytes[k] - i : 8);
+            h = shard_ckpt_mix(h, w);
+        }
+    }
+    return h;
+}
+
 static int shard_ckpt_stateful(const shard_block *b)
 {
     for (int r = 0; r < b->n_rows; r++)
@@ -214,6 +233,12 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
         sum += h;
     }
     uint64_t checksum = shard_comm_sum_u64(c, sum);
+    int n_sec = st->n_sections < SHARD_CHECKPOINT_MAX_SECTIONS ? st->n_sections : SHARD_CHECKPOINT_MAX_SECTIONS;
+    void *blob_data[SHARD_CHECKPOINT_MAX_SECTIONS];
+    size_t blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
+    for (int k = 0; k < n_sec; k++)
+        blob_data[k] = (void *)st->sections[k].blob, blob_bytes[k] = st->sections[k].blob_bytes;
+    uint64_t blob_sum = shard_ckpt_hash_blobs(n_sec, st->sections, blob_data, blob_bytes);
 
     uint64_t raw = (uint64_t)st->scene_len + (uint64_t)n_global * sizeof(int32_t) + (uint64_t)nb_global * 9u;
     for (int f = 0; f < shard_particle_n_fields; f++)
@@ -235,6 +260,8 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     for (int q = 0; q < n_lists; q++)
         raw += (uint64_t)n_global * sizeof(int32_t) +
                (uint64_t)l_n[q] * (sizeof(int64_t) + (uint64_t)st->lists[q].list->width * sizeof(double));
+    for (int k = 0; k < n_sec; k++)
+        raw += blob_data[k] ? (uint64_t)blob_bytes[k] : 0;
     shard_h5w w;
     long ndata = 0;
     shard_h5w_create(&w, c, tmp, raw);
@@ -250,6 +277,7 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     shard_h5w_attr_i64(&w, 0, "contacts", st->contacts);
     shard_h5w_attr_u64(&w, 0, "state_hash", st->state_hash);
     shard_h5w_attr_u64(&w, 0, "checksum", checksum);
+    shard_h5w_attr_u64(&w, 0, "module_state_checksum", blob_sum);
     shard_h5w_attr_str(&w, 0, "scene_path", st->scene_path ? st->scene_path : "");
     shard_h5w_text(&w, 0, "scene", st->scene_text, st->scene_len);
     /* Section: particles, one dataset per state row of the registry. */
@@ -294,6 +322,16 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
         shard_h5w_rows(&w, g, "value", SHARD_TYPE_F64, l->width, l_n[q], l_first[q], ne, l->val);
         H5Gclose(g);
     }
+    /* Modules' own state records: the same on every rank, so rank 0 writes them. */
+    g = w.failed ? -1 : shard_h5w_group(&w, 0, "module_state");
+    for (int k = 0; k < n_sec && g >= 0; k++)
+        if (st->sections[k].blob) {
+            size_t nbytes = st->sections[k].blob_bytes;
+            shard_h5w_rows(&w, g, st->sections[k].name, SHARD_TYPE_U8, 1, (int64_t)nbytes, 0,
+                           rank == 0 ? nbytes : 0, st->sections[k].blob);
+        }
+    if (g >= 0)
+        H5Gclose(g);
     /* Section: bonds with their broken flags. */
     g = shard_h5w_group(&w, 0, "bonds");
     if (g >= 0) {
@@ -799,6 +837,36 @@ static int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int
     return err->code;
 }
 
+/* The module state records of the sections asked for (those the file has) into d->blob, checked against the
+ * root attribute module_state_checksum. */
+static int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard_checkpoint_section *sections,
+                                 shard_checkpoint_data *d, shard_error *err)
+{
+    uint64_t want = 0;
+    if (shard_ckpt_attr_u64(f, "module_state_checksum", &want) != 0)
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: no module_state_checksum attribute", path);
+    char name[256];
+    for (int k = 0; k < n_sections; k++) {
+        snprintf(name, sizeof name, "/module_state/%s", sections[k].name);
+        if (H5Lexists(f, "/module_state", H5P_DEFAULT) <= 0 || H5Lexists(f, name, H5P_DEFAULT) <= 0)
+            continue;
+        int64_t bytes = shard_ckpt_rows_of(f, path, name, err);
+        if (bytes < 0)
+            return err->code;
+        if (bytes > (INT64_C(1) << 34))
+            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s is too large (the file is corrupt)", path,
+                                   name);
+        d->blob[k] = shard_malloc((size_t)bytes + 1);
+        d->blob_bytes[k] = (size_t)bytes;
+        if (shard_ckpt_read(f, path, name, SHARD_TYPE_U8, 1, bytes, d->blob[k], err))
+            return err->code;
+    }
+    if (shard_ckpt_hash_blobs(n_sections, sections, d->blob, d->blob_bytes) != want)
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: module state checksum mismatch: the data is corrupt "
+                               "(or written for other kinds of matter)", path);
+    return 0;
+}
+
 int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
                           int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
                           shard_error *err)
@@ -809,7 +877,8 @@ int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoi
     if (f < 0)
         return err->code;
     uint64_t checksum = 0;
-    if (!shard_ckpt_load_header(f, path, n_sections, n_lists, INT32_MAX, d, &checksum, err))
+    if (!shard_ckpt_load_header(f, path, n_sections, n_lists, INT32_MAX, d, &checksum, err) &&
+        !shard_ckpt_load_blobs(f, path, n_sections, sections, d, err))
         shard_ckpt_load_body(f, path, n_sections, sections, n_lists, lists, d, checksum, err);
     if (H5Fclose(f) < 0 && !err->code)
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
@@ -1645,7 +1714,8 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
     if (rank == 0) {
         hid_t f = shard_ckpt_open_file(path, err);
         if (f >= 0) {
-            shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err);
+            if (!shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err))
+                shard_ckpt_load_blobs(f, path, n_sections, sections, d, err);
             if (H5Fclose(f) < 0 && !err->code)
                 shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
         }
@@ -1665,6 +1735,15 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
         d->scene_text = shard_calloc(h.scene_len + 1, 1);
     }
     shard_comm_bcast(c, d->scene_text, h.scene_len + 1, 0);
+    for (int k = 0; k < n_sections; k++) {
+        int64_t bytes = rank == 0 ? (d->blob[k] ? (int64_t)d->blob_bytes[k] : -1) : 0;
+        shard_comm_bcast(c, &bytes, sizeof bytes, 0);
+        if (bytes < 0)
+            continue;
+        if (rank != 0)
+            d->blob[k] = shard_malloc((size_t)bytes + 1), d->blob_bytes[k] = (size_t)bytes;
+        shard_comm_bcast(c, d->blob[k], (size_t)bytes, 0);
+    }
 
     /* The data, on every rank through the MPI-IO driver (reads are independent: see shard_ckpt_read_part). */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -1711,6 +1790,7 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     (void)shard_ckpt_prune;
     (void)shard_ckpt_hash_fields;
     (void)shard_ckpt_stateful;
+    (void)shard_ckpt_hash_blobs;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no checkpoints");
 }
 
@@ -1751,5 +1831,7 @@ void shard_checkpoint_data_free(shard_checkpoint_data *d)
     shard_csr_free(&d->bonds);
     free(d->partner);
     free(d->broken);
+    for (int k = 0; k < SHARD_CHECKPOINT_MAX_SECTIONS; k++)
+        free(d->blob[k]);
     memset(d, 0, sizeof *d);
 }

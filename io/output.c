@@ -38,6 +38,11 @@ struct shard_output {
     uint64_t bytes;
     double seconds;
     long resume_step;              /* the restart's step, or -1 */
+    /* rank 0: the points table (shard_output_table.points) as its index lists it */
+    char pt_group[64];
+    int pt_n_cols;
+    shard_column pt_cols[16];
+    int64_t pt_rows;
     char csv_seen[8][64];          /* CSV files this run has written to */
     int n_csv;
 };
@@ -117,18 +122,34 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
  * stored whole (9 components, AttributeType Tensor): a Tensor6 would be expanded to 9 by XDMFReader but kept at
  * 6 by Xdmf3 (which has no expansion and skips Function/HyperSlab attributes), and VTK reads a 6-component
  * tensor in another order than XDMF's, so only the full tensor means the same thing in every reader. */
-static int shard_output_xdmf(shard_output *o, shard_error *err)
+/* The XDMF number type and precision of a column type. */
+static void shard_output_xdmf_type(shard_field_type t, const char **nt, int *prec)
+{
+    switch (t) {
+    case SHARD_TYPE_I32: *nt = "Int", *prec = 4; return;
+    case SHARD_TYPE_U32: *nt = "UInt", *prec = 4; return;
+    case SHARD_TYPE_I64: *nt = "Int", *prec = 8; return;
+    case SHARD_TYPE_U8: *nt = "UChar", *prec = 1; return;
+    case SHARD_TYPE_F64: *nt = "Float", *prec = 8; return;
+    }
+    *nt = "Float", *prec = 8;
+}
+
+/* Rank 0: DIR/<name>.xmf, a temporal collection of Polyvertex grids, one per listed file, n points each at
+ * group/position with connectivity group/index and the columns cols as attributes (position and index
+ * skipped); through a temporary file and a rename. */
+static int shard_output_xdmf_points(shard_output *o, const char *name, const char *group, long long n, int n_cols,
+                                    const shard_column *cols, shard_error *err)
 {
     char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 64];
-    if (shard_io_path(path, sizeof path, err, "%s/particles.xmf", o->dir) ||
-        shard_io_path(tmp, sizeof tmp, err, "%s/particles.xmf.tmp", o->dir))
+    if (shard_io_path(path, sizeof path, err, "%s/%s.xmf", o->dir, name) ||
+        shard_io_path(tmp, sizeof tmp, err, "%s/%s.xmf.tmp", o->dir, name))
         return SHARD_EXIT_IO;
     FILE *fp = fopen(tmp, "w");
     if (!fp)
         return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    long long n = (long long)o->n_global;
     fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
-                " <Domain>\n  <Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
+                " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", name);
     for (long k = 0; k < o->n_listed; k++) {
         char file[64];
         snprintf(file, sizeof file, "particles_%06ld.h5", o->steps[k]);
@@ -136,26 +157,20 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
         fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
         fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
                     "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                    "%s:/particles/index</DataItem>\n    </Topology>\n",
-                n, n, file);
+                    "%s:/%s/index</DataItem>\n    </Topology>\n",
+                n, n, file, group);
         fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
-                    "Precision=\"8\" Format=\"HDF\">%s:/particles/position</DataItem>\n    </Geometry>\n",
-                n, file);
-        for (int q = 0; q < o->n_cols; q++) {
-            const shard_column *col = &o->cols[q];
-            if (strcmp(col->name, "position") == 0)
+                    "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
+                n, file, group);
+        for (int q = 0; q < n_cols; q++) {
+            const shard_column *col = &cols[q];
+            if (strcmp(col->name, "position") == 0 || strcmp(col->name, "index") == 0)
                 continue;
             const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
                              : col->ncomp == 6 ? "Tensor6" : col->ncomp == 9 ? "Tensor" : "Matrix";
             const char *nt = "Float";
             int prec = 8;
-            switch (col->type) {
-            case SHARD_TYPE_I32: nt = "Int", prec = 4; break;
-            case SHARD_TYPE_U32: nt = "UInt", prec = 4; break;
-            case SHARD_TYPE_I64: nt = "Int", prec = 8; break;
-            case SHARD_TYPE_U8: nt = "UChar", prec = 1; break;
-            case SHARD_TYPE_F64: nt = "Float", prec = 8; break;
-            }
+            shard_output_xdmf_type(col->type, &nt, &prec);
             char dims[64];
             if (col->ncomp == 1)
                 snprintf(dims, sizeof dims, "%lld", n);
@@ -163,8 +178,8 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
                 snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
             fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
                         "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
-                        "%s:/particles/%s</DataItem>\n    </Attribute>\n",
-                    col->name, kind, dims, nt, prec, file, col->name);
+                        "%s:/%s/%s</DataItem>\n    </Attribute>\n",
+                    col->name, kind, dims, nt, prec, file, group, col->name);
         }
         fprintf(fp, "   </Grid>\n");
     }
@@ -179,6 +194,16 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
         unlink(tmp);
         return shard_error_set(err, SHARD_EXIT_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
     }
+    return 0;
+}
+
+static int shard_output_xdmf(shard_output *o, shard_error *err)
+{
+    if (shard_output_xdmf_points(o, "particles", "particles", (long long)o->n_global, o->n_cols, o->cols, err))
+        return err->code;
+    if (o->pt_group[0])
+        return shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows, o->pt_n_cols,
+                                        o->pt_cols, err);
     return 0;
 }
 
@@ -324,6 +349,13 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         } else {
             o->n_cols = n_cols < 32 ? n_cols : 32;
             memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
+            for (int t = 0; t < n_tables && t < 8; t++)
+                if (tables[t].points) {
+                    snprintf(o->pt_group, sizeof o->pt_group, "%s", tables[t].group);
+                    o->pt_n_cols = tables[t].n_cols < 16 ? tables[t].n_cols : 16;
+                    memcpy(o->pt_cols, tables[t].cols, (size_t)o->pt_n_cols * sizeof *o->pt_cols);
+                    o->pt_rows = table_rows[t];
+                }
             shard_output_list(o, step, time);
             /* The index could not be rewritten: the output is taken back, so that the index on disk still
              * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's

@@ -87,8 +87,14 @@ static inline double shard_contact_reach(const shard_particles *p, const shard_c
     return r2 < rr * rr ? sqrt(r2) : rr;
 }
 
+/* Both particles belong to bodies whose module resolves their contacts (own: per body, NULL: none). */
+static inline int shard_contact_own_pair(const uint8_t *own, const shard_particles *p, size_t i, size_t j)
+{
+    return own && own[p->body[i]] && own[p->body[j]];
+}
+
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                           const uint8_t *broken, const shard_contact_params *cp, double dt,
+                           const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
@@ -101,6 +107,8 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
+            if (shard_contact_own_pair(own, p, i, j))
+                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
             double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
             if (rr < 0.0)
@@ -131,13 +139,15 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
     return active;
 }
 
-size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                               const shard_obstacle_def *obs, double t, double dt, const shard_pairlist *hist_in,
-                               shard_pairlist *hist_out, double *f)
+size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, const uint8_t *own,
+                               int n_obstacles, const shard_obstacle_def *obs, double t, double dt,
+                               const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
     shard_pairlist_reset(hist_out, p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
+        if (own && own[p->body[i]])
+            continue;
         const shard_contact_params *ci = &cp[p->body[i]];
         shard_pairlist_cursor old = shard_pairlist_row(hist_in, i);
         for (int o = 0; o < n_obstacles; o++) {
@@ -177,8 +187,8 @@ static inline double shard_contact_spring_energy(double k, double delta, double 
 }
 
 void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                                const uint8_t *broken, const shard_contact_params *cp, const shard_pairlist *hist,
-                                void (*add)(void *acc, double value), void *acc)
+                                const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own,
+                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
 {
     for (size_t i = 0; i < p->n_owned; i++) {
         const shard_contact_params *ci = &cp[p->body[i]];
@@ -186,6 +196,8 @@ void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand,
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
+            if (shard_contact_own_pair(own, p, i, j))
+                continue;
             const shard_contact_params *cj = &cp[p->body[j]];
             double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
             if (rr < 0.0)
@@ -202,11 +214,13 @@ void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand,
     }
 }
 
-void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                                    const shard_obstacle_def *obs, double t, const shard_pairlist *hist,
-                                    void (*add)(void *acc, double value), void *acc)
+void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, const uint8_t *own,
+                                    int n_obstacles, const shard_obstacle_def *obs, double t,
+                                    const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
 {
     for (size_t i = 0; i < p->n_owned; i++) {
+        if (own && own[p->body[i]])
+            continue;
         const shard_contact_params *ci = &cp[p->body[i]];
         shard_pairlist_cursor row = shard_pairlist_row(hist, i);
         for (int o = 0; o < n_obstacles; o++) {

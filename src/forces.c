@@ -51,9 +51,8 @@ static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, con
                                        int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
-    return shard_contact_pairs(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->dt_motion,
-                               c->memory_in,
-                               c->memory_out, f);
+    return shard_contact_pairs(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->own_contact,
+                               c->ph->dt_motion, c->memory_in, c->memory_out, f);
 }
 
 static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
@@ -61,8 +60,8 @@ static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, co
 {
     (void)list, (void)n, (void)ghosts;
     const shard_scene *sc = c->ph->scene;
-    return shard_contact_obstacles(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->ph->dt_motion,
-                                   c->memory_in, c->memory_out, f);
+    return shard_contact_obstacles(c->ph->p, c->bodies, c->ph->own_contact, sc->n_obstacles, sc->obstacles, c->ph->t,
+                                   c->ph->dt_motion, c->memory_in, c->memory_out, f);
 }
 
 static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(acc, value); }
@@ -70,16 +69,15 @@ static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(ac
 /* The springs' energy with the latest memory (memory_in: the driver points it there for the energy). */
 static void shard_forces_contact_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
-    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->memory_in,
-                               shard_forces_add_energy,
-                               acc);
+    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->own_contact,
+                               c->memory_in, shard_forces_add_energy, acc);
 }
 
 static void shard_forces_obstacle_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
     const shard_scene *sc = c->ph->scene;
-    shard_contact_obstacles_energy(c->ph->p, c->bodies, sc->n_obstacles, sc->obstacles, c->ph->t, c->memory_in,
-                                   shard_forces_add_energy, acc);
+    shard_contact_obstacles_energy(c->ph->p, c->bodies, c->ph->own_contact, sc->n_obstacles, sc->obstacles, c->ph->t,
+                                   c->memory_in, shard_forces_add_energy, acc);
 }
 
 static const shard_force_term shard_forces_contact = {

@@ -5,9 +5,11 @@
 #include <string.h>
 
 extern const shard_matter shard_matter_solid;
+extern const shard_matter shard_matter_rigid;
 
 static const shard_matter *const shard_matter_rows[] = {
     &shard_matter_solid,
+    &shard_matter_rigid,
 };
 
 const shard_matter *const *shard_matter_table(int *n)

@@ -314,6 +314,37 @@ static void shard_sample_body_planes(const shard_body_def *b, const shard_sample
     *plane = pl;
 }
 
+int shard_sample_body_surface(const shard_scene *scene, int bi, double **pts, size_t *n, shard_error *err)
+{
+    const shard_body_def *b = &scene->bodies[bi];
+    shard_body_def fitted = *b;
+    fitted.sampling = SHARD_SAMPLING_SURFACE;
+    fitted.n_notches = 0;
+    shard_sample_lattice L;
+    int rc = shard_sample_lattice_of(scene, b, 0, 1, &L, err);
+    *pts = NULL, *n = 0;
+    if (!rc) {
+        int64_t *pl = NULL;
+        size_t m = 0;
+        double *all = NULL;
+        shard_sample_body_planes(&fitted, &L, 0, L.dim[2], &all, &pl, &m);
+        free(pl);
+        double s = b->spacing;
+        shard_sample_mesh_ref ref = {&L.mesh, 1.0};
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            double nrm[3], *p = all + 3 * i;
+            double d = b->shape.kind == SHARD_SHAPE_MESH ? shard_sample_mesh_surface(&ref, p, nrm)
+                                                         : shard_sample_shape_surface(&b->shape, p, nrm);
+            if (d <= 0.75 * s) /* fitted surface particles lie half a spacing in */
+                memmove(all + 3 * k++, p, 3 * sizeof *p);
+        }
+        *pts = all, *n = k;
+    }
+    shard_mesh_free(&L.mesh);
+    return rc;
+}
+
 void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
                          double vpres[3], uint32_t *flags)
 {

@@ -814,6 +814,8 @@ static const shard_scene_field contact_rows[] = {
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, contact_damping), .r = IN('[', 0, 1, ']'),
      .def = {0.1}},
     {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_material, friction), .r = GE(0), .def = {0.5}},
+    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_material, restitution),
+     .r = IN('[', 0, 1, ']')},
 };
 static const shard_scene_section contact_section = SECTION(contact_rows, 0, NULL);
 
@@ -934,6 +936,14 @@ static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node
 {
     static const char *const names[] = {[SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface"};
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->sampling);
+}
+
+static int shard_scene_parse_motion(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    static const char *const names[] = {[SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic"};
+    shard_body_def *b = target;
+    shard_scene_make_loc(&b->motion_loc, n, path);
+    return shard_scene_parse_choice(c, n, path, names, 2, &b->motion);
 }
 
 static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t more)
@@ -1096,6 +1106,7 @@ static const shard_scene_field body_rows[] = {
     {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
     {.key = "angular_velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
+    {.key = "motion", .kind = FK_CUSTOM, .parse = shard_scene_parse_motion},
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
     {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
@@ -1189,6 +1200,8 @@ static const shard_scene_field obstacle_rows[] = {
      .r = GT(0)},
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, damping), .r = IN('[', 0, 1, ']'),
      .def = {0.1}},
+    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, restitution),
+     .r = IN('[', 0, 1, ']')},
 };
 static const shard_scene_section obstacle_section = SECTION(obstacle_rows, OFF1(shard_obstacle_def, kind), NULL);
 
@@ -1393,6 +1406,19 @@ static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node 
     return shard_scene_parse_section(c, n, path, &balance_section, o);
 }
 
+static const shard_scene_field rigid_rows[] = {
+    {.key = "iterations", .kind = FK_INT, .offset = offsetof(shard_rigid_def, iterations), .r = GE(1), .def = {300}},
+    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0),
+     .def = {1e-6}},
+    {.key = "restitution_threshold", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, restitution_threshold),
+     .r = GE(0), .def = {0.05}},
+    {.key = "position_correction", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, position_correction),
+     .r = IN('[', 0, 1, ']'), .def = {0.2}},
+    {.key = "slop", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, slop), .r = GE(0), .def = {0.001}},
+    {.key = "margin", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, margin), .r = GE(0), .def = {0.5}},
+};
+static const shard_scene_section rigid_section = SECTION(rigid_rows, 0, NULL);
+
 /* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
@@ -1449,6 +1475,7 @@ static const shard_scene_field top_rows[] = {
     {.key = "fragments", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, fragments),
      .parse = shard_scene_parse_fragments},
     {.key = "balance", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, balance), .parse = shard_scene_parse_balance},
+    {.key = "rigid", .kind = FK_MAP, .offset = offsetof(shard_scene, rigid), .sub = &rigid_section},
 };
 static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
 

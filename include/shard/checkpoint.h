@@ -22,6 +22,9 @@
  *   /bonds/count               (N) int32: bonds of the particle in the same row
  *   /bonds/partner             (n_bonds) int64: partner global ids, row after row, each row increasing
  *   /bonds/broken              (n_bonds) uint8: 1 = broken (kept so that damage survives a restart)
+ *   /module_state/<section>    (bytes) uint8: a matter module's own state that is not per particle (rigid
+ *                              bodies' poses and momenta, contact memories), the same on every rank, written
+ *                              by rank 0; root attribute module_state_checksum: a hash of every such record
  * `checksum` is the 64-bit sum over particles of a hash of the particle's global id, every state row, its
  * section's rows and its bond list: independent of the row order, so a reader checks it whatever the writer's
  * rank count was.
@@ -37,8 +40,9 @@
 #include "shard/pairlist.h"
 #include "shard/particles.h"
 
-/* 3: the force terms' pair lists (contact memory); 4: the solid's fracture scales (fracture.h) */
-#define SHARD_CHECKPOINT_FORMAT_VERSION 4
+/* 3: the force terms' pair lists (contact memory); 4: the solid's fracture scales (fracture.h); 5: modules' own
+ * state records (/module_state) */
+#define SHARD_CHECKPOINT_FORMAT_VERSION 5
 
 /* A section: the per-particle state of one matter module, its block's SHARD_FIELD_STATE rows. */
 #define SHARD_CHECKPOINT_MAX_SECTIONS 8
@@ -46,6 +50,8 @@ typedef struct shard_checkpoint_section {
     const char *name;           /* group name: the module's kind */
     const shard_block *block;   /* writer: the module's block on this rank (owned slots [0, n_owned), the
                                  * particles first .. first + n_owned - 1); reader: rows only */
+    const void *blob;           /* writer: the module's own state record (the same on every rank), or NULL */
+    size_t blob_bytes;
 } shard_checkpoint_section;
 
 /* A pair list of the run (a force term's memory of its contacts): /<name>/count, /key, /value. */
@@ -115,11 +121,14 @@ typedef struct shard_checkpoint_data {
                                  * partner */
     int64_t *partner;           /* range loader: per bond entry, the partner's global id; whole-file loader: NULL */
     uint8_t *broken;            /* per bond entry */
+    void *blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section asked for: its module state record (on every rank),
+                                                * or NULL when the file has none */
+    size_t blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
 } shard_checkpoint_data;
 
 /* Local: reads and validates `path` completely (format, version, completeness, every dataset and its size,
  * global ids a permutation, each section's ids distinct and in range, bonds in range, sorted and symmetric,
- * checksum).  sections[0..n_sections) name the sections to read and their rows (block->rows); a section with
+ * checksum, module state records against their checksum).  sections[0..n_sections) name the sections to read and their rows (block->rows); a section with
  * no STATE row is neither written nor read.  Returns 0, or SHARD_EXIT_INPUT with "PATH: <what is wrong>" in
  * err; nothing is written anywhere.  n_particles and n_bonds are limited to 2^31 - 1 (rows = global ids in one
  * process, bonds.idx is int32). */

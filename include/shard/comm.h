@@ -62,6 +62,9 @@ int64_t shard_comm_exscan_i64(shard_comm *c, int64_t v);
 void shard_comm_sum_i64s(shard_comm *c, int64_t *v, size_t n);
 /* Collective: all[r] = rank r's v (size entries). */
 void shard_comm_allgather_i64(shard_comm *c, int64_t v, int64_t *all);
+/* Collective: every rank's `bytes` bytes at `mine`, concatenated in rank order in a new array (caller frees;
+ * never NULL) of *total bytes. */
+void *shard_comm_allgather_bytes(shard_comm *c, const void *mine, size_t bytes, size_t *total);
 /* Local: MPI_Pcontrol(on): 0 asks a PMPI profiling tool to stop counting, 1 to count again.  Shard brackets its
  * start-up distribution with it, so that a profile (and the halo-bytes test's own count) holds the run's
  * traffic, which the end report gives apart from the start-up's. */

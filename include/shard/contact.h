@@ -39,6 +39,10 @@ typedef struct shard_contact_params { /* per body */
  * load), k_t from k and the material's nu. Local. */
 void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_params *cp);
 
+/* own (per body; NULL: none) marks the bodies whose matter module resolves their contacts with each other and
+ * with obstacles (rigid bodies, matter.h): the functions below skip pairs of two such bodies and their
+ * particles' obstacle contacts. */
+
 /* f += forces from particle-particle contacts of owned particles with their candidates, with the tangential
  * memory of hist_in (may be NULL: none) advanced by the motion of the last dt (0 at start-up) into hist_out
  * (rewritten: one row per owned particle); returns the number of active contacts.  Candidates of the
@@ -47,22 +51,22 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
  * broken; NULL: none): the solid holds them; a pair whose bond broke touches at the smaller of r_i + r_j and
  * its rest distance. Local. */
 size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                           const uint8_t *broken, const shard_contact_params *cp, double dt,
+                           const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
 
 /* The same for obstacles at time t (memory keyed by obstacle index). Local. */
-size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                               const shard_obstacle_def *obs, double t, double dt, const shard_pairlist *hist_in,
-                               shard_pairlist *hist_out, double *f);
+size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_params *cp, const uint8_t *own,
+                               int n_obstacles, const shard_obstacle_def *obs, double t, double dt,
+                               const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
 
 /* The elastic energy of the contact springs at the current positions, 1/2 k delta^2 + 1/2 k_t |xi|^2 with the
  * tangential displacements xi of `hist` (the latest memory; NULL: none), handed to add(acc, value) per contact
  * side: each particle-particle contact is handed half by either owner, an obstacle contact whole. Local. */
 void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                                const uint8_t *broken, const shard_contact_params *cp, const shard_pairlist *hist,
-                                void (*add)(void *acc, double value), void *acc);
-void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, int n_obstacles,
-                                    const shard_obstacle_def *obs, double t, const shard_pairlist *hist,
-                                    void (*add)(void *acc, double value), void *acc);
+                                const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own,
+                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);
+void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, const uint8_t *own,
+                                    int n_obstacles, const shard_obstacle_def *obs, double t,
+                                    const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);
 
 #endif

@@ -47,6 +47,7 @@ typedef struct shard_obstacle_def {
     double friction;             /* Coulomb coefficient, >= 0 (default 0.5) */
     double stiffness;            /* N/m, 0 = auto (from the touching particle's material) */
     double damping;              /* fraction of critical, in [0, 1] (default 0.1) */
+    double restitution;          /* rigid-body collisions: coefficient of restitution, in [0, 1] (default 0) */
     shard_src_loc loc;
 } shard_obstacle_def;
 

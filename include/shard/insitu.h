@@ -14,8 +14,11 @@
  * the rank's owned particles as points with one vertex cell each, and one point array per column of
  * shard_insitu_fields under the names of the HDF5 output, plus "rank" (the owner), and in its field data one
  * array per global of shard_insitu_fields (figures of the whole run, such as the fragment statistics, the same on
- * every rank's partition).  Blocks "cloth" and "rigid" are reserved for cloth triangles and rigid-body frames;
- * scripts should select blocks by name, not by index.
+ * every rank's partition).  When the scene has rigid bodies, block "rigid" (index 1) holds their frames: one
+ * point per body at its centre of mass (on rank 0's partition; the others are empty), with the point arrays of
+ * the HDF5 output's /rigid group (orientation, velocity, angular_velocity, contact_force, contact_torque, axis_1
+ * to axis_3 for oriented glyphs, body).  Block "cloth" is reserved for cloth triangles; scripts should select
+ * blocks by name, not by index.
  *
  * Errors: a script that is missing, unreadable, not valid Python, or that raises while it runs ends the run
  * through the driver's global error path with SHARD_EXIT_INPUT and the message
@@ -61,6 +64,14 @@ typedef struct shard_insitu_fields {
     const shard_column *cols;
     int n_globals;                 /* global field-data arrays (may be 0) */
     const shard_insitu_global *globals;
+    /* Block "rigid": the frames of the bodies that move as wholes (rigid bodies).  has_frames is the same on
+     * every rank (0: no such block); the frames are the same everywhere, so rank 0 passes them (n_frames points
+     * at frame_position with the columns frame_cols, copied) and the others pass none. */
+    int has_frames;
+    size_t n_frames;
+    const double *frame_position;  /* 3 n_frames */
+    int n_frame_cols;              /* at most 16 */
+    const shard_column *frame_cols;
 } shard_insitu_fields;
 
 /* The most scripts one run takes (scene and command line together). */

@@ -14,6 +14,20 @@
  * Force terms of no particular kind (contact between bodies, obstacles) are rows of the common force table
  * (forces.h).  Every hook is MPI-free: it sees one rank's arrays; the driver does the exchanges in between.
  * Any hook may be NULL when the module has nothing to do there.
+ *
+ * Kinds whose bodies move as wholes (rigid bodies) also declare:
+ *   - that the module sets its particles' positions and velocities itself (SHARD_MATTER_SLAVED): the driver's
+ *     particle integrator still runs over them, and the module's advance and settle hooks overwrite the result;
+ *   - that it resolves the contacts among its bodies and with obstacles itself (SHARD_MATTER_OWN_CONTACT): the
+ *     common contact terms skip those pairs, and their time-step limits do not apply to its bodies (its
+ *     particles still touch the particles of other kinds through the common terms);
+ *   - collective hooks (advance, settle) that get the driver's collective services (shard_collective: exact
+ *     sums, gathers, maxima over the ranks), so that they can run their own iterations while staying MPI-free;
+ *   - state of their own that is not per particle (body poses, contact memories): replicated on every rank,
+ *     saved to and loaded from checkpoints as one record (state_size, state_save, state_load), released by
+ *     finish;
+ *   - per-body frames for output (frames), their share of the diagnostics (body_diag) and lines for the
+ *     diagnostics and the end report (diag_line, report).
  */
 #ifndef SHARD_MATTER_H
 #define SHARD_MATTER_H
@@ -37,6 +51,10 @@ typedef struct shard_phys {
     double t, dt;               /* time of the positions, time step */
     double dt_motion;           /* how far the positions advanced since the last force evaluation: dt in a step,
                                  * 0 at start-up (what contact memory integrates) */
+    long step;                  /* steps done (the positions are those after it) */
+    const double *f;            /* the force of each owned particle after the force evaluation (3 per particle) */
+    const uint8_t *own_contact; /* per body: 1 when its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
+    const int64_t *body_first;  /* per body: its first global id; body_first[n_bodies]: the particle count */
 } shard_phys;
 
 /* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a
@@ -45,6 +63,7 @@ typedef struct shard_matter_ctx {
     const shard_phys *ph;
     shard_block *block;         /* the module's block (NULL for common force terms) */
     void *bodies;
+    void *state;                /* the module's own state (state_bytes, zeroed at start; NULL for common terms) */
     const shard_pairlist *memory_in; /* terms with a memory: last evaluation's (rows = owned particles) */
     shard_pairlist *memory_out;      /* and this evaluation's, to be rewritten */
 } shard_matter_ctx;
@@ -93,6 +112,37 @@ typedef struct shard_force_term {
      * latest one in c->memory_in. */
     void (*energy)(const shard_matter_ctx *c, shard_xsum *acc);
 } shard_force_term;
+
+/* The driver's collective services, for the collective hooks of a module (advance, settle).  Every rank must
+ * make the same calls in the same order.  Bytes sent are counted for the end report. */
+typedef struct shard_collective {
+    void *impl;
+    int rank, size;
+    /* acc[0..n) becomes the exact sum over the ranks (xsum.h). */
+    void (*xsum)(void *impl, shard_xsum *acc, int n);
+    /* v[0..n) becomes the maximum over the ranks. */
+    void (*max_doubles)(void *impl, double *v, int n);
+    void (*max_ints)(void *impl, int *v, int n);
+    /* Every rank's `bytes` bytes at `mine`, concatenated in rank order in a new array (caller frees) of *total
+     * bytes. */
+    void *(*allgather)(void *impl, const void *mine, size_t bytes, size_t *total);
+} shard_collective;
+
+/* The frame of a body that moves as a whole, for output (rank 0 writes them: the state is replicated). */
+typedef struct shard_frame {
+    int32_t body;                /* index into the scene's bodies */
+    double x[3];                 /* centre of mass, m */
+    double q[4];                 /* orientation, unit quaternion (w, x, y, z), body frame to world */
+    double v[3];                 /* velocity of the centre of mass, m/s */
+    double w[3];                 /* angular velocity, rad/s */
+    double force[3], torque[3];  /* the contact impulses of the last step / dt: force (N), torque about x (N m) */
+} shard_frame;
+
+/* Module flags. */
+enum {
+    SHARD_MATTER_SLAVED = 1u << 0,      /* the module sets its particles' x and v (advance, settle) */
+    SHARD_MATTER_OWN_CONTACT = 1u << 1, /* it resolves contacts among its bodies and with obstacles */
+};
 
 typedef struct shard_matter {
     const char *kind;            /* the scene's bodies[i].kind */
@@ -146,6 +196,36 @@ typedef struct shard_matter {
     size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris, int *row_changed);
     int (*sync_row)(const shard_scene *sc);
     void (*synced)(const shard_matter_ctx *c);
+    /* Bodies that move as wholes (top of this file).  flags: SHARD_MATTER_*; phase: the timer phase its
+     * collective hooks are charged to ("Rigid"); state_bytes, state_free: a state of its own per rank.
+     *   advance     after the particles' first kick and drift of a step (c->ph->t: the time at the start of the
+     *               step, dt_motion = dt): advance the module's bodies over the step and set its owned
+     *               particles' x and v (collective)
+     *   settle      after the force evaluation and the particles' second kick (kick = 1), or after the start-up's
+     *               force evaluation (kick = 0): gather what the forces did to the bodies and set the owned
+     *               particles' v (and a) (collective)
+     *   state_size, state_save, state_load   the module's replicated state for checkpoints (bytes; writes; reads
+     *               and checks, 0 or SHARD_EXIT_INPUT with what is wrong in err); state_load is called once the
+     *               particles are in place, before prepare
+     *   finish      frees what the module allocated in its per-body state (NULL-safe; may be NULL)
+     *   frames      fills out[] with the frames of its bodies and returns their number (out: n_bodies entries)
+     *   body_diag   adds its bodies' kinetic energy and momentum (the driver calls it on one rank: the state is
+     *               replicated); the driver leaves its particles out of the particle sums
+     *   diag_line, report   text for the diagnostics line and the end report (may be empty) */
+    unsigned flags;
+    const char *phase;
+    size_t state_bytes;          /* the module's own state on each rank (ctx->state), zeroed at start */
+    void (*state_free)(void *state); /* frees what the module allocated in it */
+    void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
+    void (*settle)(const shard_matter_ctx *c, const shard_collective *svc, int kick);
+    size_t (*state_size)(const shard_matter_ctx *c);
+    void (*state_save)(const shard_matter_ctx *c, void *buf);
+    int (*state_load)(const shard_matter_ctx *c, const void *buf, size_t bytes, shard_error *err);
+    void (*finish)(const shard_scene *sc, void *bodies);
+    size_t (*frames)(const shard_matter_ctx *c, shard_frame *out);
+    void (*body_diag)(const shard_matter_ctx *c, shard_xsum *kinetic, shard_xsum momentum[3]);
+    void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
+    void (*report)(const shard_matter_ctx *c, char *buf, size_t len);
 } shard_matter;
 
 /* The matter table of this build (the solid first).  Static storage. */

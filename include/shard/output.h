@@ -17,8 +17,14 @@
  *                        largest_mass, largest_label, tau, tau_error, n_fit, fit_min_mass, m0, broken_bonds
  *   /fragments/histogram the mass histogram in octaves of m0: bin_min, bin_max (kg), count, mass, and
  *                        cumulative (the mass fraction in fragments of at least bin_min)
- *   /cloth, /rigid       reserved for cloth triangles and rigid-body frames (a new group each; readers of
- *                        /particles are unaffected, so adding them does not change format_version)
+ *   /rigid               when the scene has rigid bodies: one row per body, in scene order: body (its index in
+ *                        the scene's bodies), index (the row), position (n, 3: centre of mass), orientation
+ *                        (n, 4: unit quaternion w, x, y, z, body to world), velocity (n, 3), angular_velocity
+ *                        (n, 3), contact_force, contact_torque (n, 3 each: the contact impulses of the last step
+ *                        / dt, torque about the centre of mass), axis_1, axis_2, axis_3 (n, 3 each: the body's
+ *                        principal axes in the world, for oriented glyphs)
+ *   /cloth               reserved for cloth triangles (a new group; readers of /particles are unaffected, so
+ *                        adding it does not change format_version)
  *
  * DIR/particles.xmf is an XDMF 2 temporal collection with one Polyvertex grid per written file, its
  * connectivity /particles/index (vertex cell g = the particle with global id g), HDF paths relative to DIR.
@@ -26,7 +32,9 @@
  * stress as a full 3x3 Tensor); Xdmf3 needs the .xmf named with a folder part ("./particles.xmf", not
  * "particles.xmf").  Rank 0 rewrites it after every complete output through a temporary file and a rename, so
  * after a crash it lists exactly the outputs that were complete.  Writing into a folder replaces files of the
- * same names there.
+ * same names there.  A table marked `points` (the rigid-body frames) gets an index of its own, DIR/<group>.xmf,
+ * in the same form: one Polyvertex grid per file at the table's `position`, with its `index` column as the
+ * connectivity and every other column as a point attribute.
  */
 #ifndef SHARD_OUTPUT_H
 #define SHARD_OUTPUT_H
@@ -67,6 +75,8 @@ typedef struct shard_output_table {
     const shard_column *cols;
     int n_attrs;
     const shard_output_attr *attrs;
+    int points;  /* 1: also an XDMF index DIR/<group>.xmf of points (columns "position" and "index" required);
+                  * at most one such table, the same columns and global row count at every write */
 } shard_output_table;
 
 /* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be

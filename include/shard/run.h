@@ -111,6 +111,9 @@ const char *shard_sim_last_checkpoint(const shard_sim *s);
 const shard_particles *shard_sim_particles(const shard_sim *s);
 /* The block of the matter module of `kind` on this rank, or NULL when the run has no such module. Local. */
 const shard_block *shard_sim_block(const shard_sim *s, const char *kind);
+/* The frames of the bodies that move as wholes (rigid bodies, matter.h) into out (room for max >= the scene's
+ * body count), in scene order; returns how many.  The same on every rank. Local. */
+size_t shard_sim_frames(shard_sim *s, shard_frame *out, size_t max);
 /* The unbroken reference bonds of the owned particles (local partner indices; all of them while none is
  * broken): what the physics sees. Local. */
 const shard_csr *shard_sim_bonds(const shard_sim *s);

@@ -57,6 +57,10 @@ double shard_sample_domain(const shard_scene *scene);
 /* The size checks of shard_sample_scene for the bodies of analytic shapes only (meshes need their files),
  * from the scene alone: every rank can make them before anything else.  0 or SHARD_EXIT_INPUT. Local. */
 int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *err);
+/* Body b's surface particles (its lattice points fitted to the surface, those within 3/4 of a spacing of it),
+ * sampled in one process: what a rigid body touches with where its shape has no exact contact test (rigid.h).
+ * *pts (3 *n, caller frees).  0 or SHARD_EXIT_INPUT (an unreadable or open mesh). Local. */
+int shard_sample_body_surface(const shard_scene *scene, int b, double **pts, size_t *n, shard_error *err);
 /* The error of a body that samples to no particle (SHARD_EXIT_INPUT). */
 int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
 /* Initial velocity and constraint flags of a particle of body b at rest position X, c the centre of the body's

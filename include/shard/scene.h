@@ -45,6 +45,7 @@ typedef struct shard_material {
     double contact_stiffness;/* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
     double contact_damping;  /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
     double friction;         /* Coulomb coefficient, >= 0 (default 0.5) */
+    double restitution;      /* coefficient of restitution of rigid-body collisions, in [0, 1] (default 0) */
     shard_fracture_def fracture;
     shard_src_loc loc;       /* the material's node, key "materials.<name>" */
 } shard_material;
@@ -79,6 +80,9 @@ typedef struct shard_traction {
 /* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface
  * particles moved onto the true surface. */
 enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
+/* How a rigid body moves (rigid.h): by its forces and contacts, or with its initial velocity and angular velocity
+ * whatever touches it (an infinite mass to its contacts). */
+enum { SHARD_MOTION_DYNAMIC = 0, SHARD_MOTION_KINEMATIC = 1 };
 
 typedef struct shard_body_def {
     char name[SHARD_NAME_MAX];
@@ -92,7 +96,10 @@ typedef struct shard_body_def {
     double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
     int sampling;            /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
     double velocity[3];      /* initial velocity, m/s */
-    double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles, rad/s */
+    double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles (a rigid
+                                 * body: about its centre of mass), rad/s */
+    int motion;              /* rigid bodies: SHARD_MOTION_DYNAMIC (default) or SHARD_MOTION_KINEMATIC */
+    shard_src_loc motion_loc;
     int n_constraints;
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
     int n_notches;
@@ -158,6 +165,21 @@ typedef struct shard_balance_def {
     shard_src_loc loc;
 } shard_balance_def;
 
+/* The rigid-body contact solver (the scene's `rigid` section; rigid.h). */
+typedef struct shard_rigid_def {
+    long iterations;          /* most projected Gauss-Seidel sweeps per step, >= 1 (default 300) */
+    double tolerance;         /* stop when no contact impulse changed by more than this fraction of the largest
+                               * one in an iteration, > 0 (default 1e-6) */
+    double restitution_threshold; /* m/s, >= 0: a contact approaching faster is a collision and bounces with its
+                               * restitution (default 0.05) */
+    double position_correction; /* fraction of a penetration removed per step (split impulse), in [0, 1]
+                               * (default 0.2) */
+    double slop;              /* penetration left alone, in units of the smaller particle spacing, >= 0 (default
+                               * 0.001) */
+    double margin;            /* contacts found this far apart (units of the smaller spacing) are speculative,
+                               * >= 0 (default 0.5) */
+} shard_rigid_def;
+
 typedef struct shard_checkpoint_def {
     int enabled;              /* the scene has a `checkpoint` section */
     shard_interval interval;
@@ -191,6 +213,7 @@ typedef struct shard_scene {
     shard_relax_def relax;
     shard_fragments_def fragments;
     shard_balance_def balance;
+    shard_rigid_def rigid;
     int n_catalyst;
     shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
 } shard_scene;

@@ -210,6 +210,15 @@ void shard_sim_report(shard_sim *s)
         printf("\nFragment analysis: %ld run(s), %.4g s in all on the slowest rank (in the I/O row at output "
                "steps)\n", s->frag_runs, frag_max);
     }
+    /* The modules' lines (before the per-body table: they may hold this rank's own figures, which the table and
+     * the lines after it, the same on any rank count, do not). */
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->report && s->mod[m].used) {
+            char line[1024];
+            shard_matter_ctx mc = shard_sim_module_ctx((shard_sim *)s, m);
+            s->mod[m].def->report(&mc, line, sizeof line);
+            printf("%s\n", line);
+        }
     shard_sim_print_bodies(s, bodies);
     free(bodies);
     printf("State hash: %016llx\n", (unsigned long long)hash);

@@ -5,8 +5,10 @@
 
 #include "shard/hash.h"
 #include "shard/interval.h"
+#include "shard/rotation.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
@@ -18,7 +20,28 @@ double shard_sim_dt(const shard_sim *s) { return s->dt; }
 long shard_sim_step_index(const shard_sim *s) { return s->step; }
 long shard_sim_total_steps(const shard_sim *s) { return s->total_steps; }
 int64_t shard_sim_total_particles(const shard_sim *s) { return s->n_global; }
-uint64_t shard_sim_hash(shard_sim *s) { return shard_comm_sum_u64(s->comm, shard_hash_state_local(&s->p)); }
+/* The particles' hash summed over the ranks, plus (from rank 0: it is the same everywhere) a hash of each
+ * module's own state record, the one checkpoints hold. */
+uint64_t shard_sim_hash(shard_sim *s)
+{
+    uint64_t h = shard_hash_state_local(&s->p);
+    for (int m = 0; m < s->n_modules && shard_comm_rank(s->comm) == 0; m++)
+        if (s->mod[m].def->state_save && shard_sim_module_used(s, m)) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            size_t bytes = s->mod[m].def->state_size(&mc);
+            unsigned char *buf = shard_calloc(bytes + 8, 1);
+            s->mod[m].def->state_save(&mc, buf);
+            uint64_t hm = shard_hash_add(0x6d6f64756c65ull, (uint64_t)bytes);
+            for (size_t i = 0; i < bytes; i += 8) {
+                uint64_t w;
+                memcpy(&w, buf + i, 8);
+                hm = shard_hash_add(hm, w);
+            }
+            free(buf);
+            h += hm;
+        }
+    return shard_comm_sum_u64(s->comm, h);
+}
 
 /* A zeroed grow-only buffer for output field f of n rows. */
 static void *shard_sim_col_buffer(shard_sim *s, int f, size_t n)
@@ -100,6 +123,89 @@ int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max)
     return shard_sim_columns(s, want, cols, max);
 }
 
+/* The frames of the bodies that move as wholes (matter.h), as the output table /rigid: rank 0 holds every row
+ * (the state is the same on every rank). */
+typedef struct shard_sim_frame_table {
+    size_t n;
+    int32_t *body;
+    int64_t *index;
+    double *x, *q, *v, *w, *fc, *tc, *axis[3];
+    shard_column cols[12];
+} shard_sim_frame_table;
+
+size_t shard_sim_frames(shard_sim *s, shard_frame *out, size_t max)
+{
+    size_t n = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->frames && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            if (n + (size_t)s->scene.n_bodies > max)
+                shard_fatal(SHARD_EXIT_INTERNAL, "shard_sim_frames: room for %zu frames, not the %d bodies", max,
+                            s->scene.n_bodies);
+            n += s->mod[m].def->frames(&mc, out + n);
+        }
+    return n;
+}
+
+static int shard_sim_frames_make(shard_sim *s, shard_sim_frame_table *fr, shard_output_table *table)
+{
+    memset(fr, 0, sizeof *fr);
+    int any = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        any |= s->mod[m].def->frames != NULL && s->mod[m].used;
+    if (!any)
+        return 0;
+    size_t cap = (size_t)s->scene.n_bodies + 1;
+    shard_frame *f = shard_malloc(cap * sizeof *f);
+    if (shard_comm_rank(s->comm) == 0)
+        fr->n = shard_sim_frames(s, f, cap);
+    fr->body = shard_malloc((fr->n + 1) * sizeof *fr->body);
+    fr->index = shard_malloc((fr->n + 1) * sizeof *fr->index);
+    fr->x = shard_malloc((3 * fr->n + 1) * sizeof *fr->x);
+    fr->q = shard_malloc((4 * fr->n + 1) * sizeof *fr->q);
+    fr->v = shard_malloc((3 * fr->n + 1) * sizeof *fr->v);
+    fr->w = shard_malloc((3 * fr->n + 1) * sizeof *fr->w);
+    fr->fc = shard_malloc((3 * fr->n + 1) * sizeof *fr->fc);
+    fr->tc = shard_malloc((3 * fr->n + 1) * sizeof *fr->tc);
+    for (int a = 0; a < 3; a++)
+        fr->axis[a] = shard_malloc((3 * fr->n + 1) * sizeof *fr->axis[a]);
+    for (size_t i = 0; i < fr->n; i++) {
+        double R[9];
+        shard_quat_to_matrix(f[i].q, R);
+        fr->body[i] = f[i].body, fr->index[i] = (int64_t)i;
+        for (int k = 0; k < 3; k++) {
+            fr->x[3 * i + k] = f[i].x[k], fr->v[3 * i + k] = f[i].v[k], fr->w[3 * i + k] = f[i].w[k];
+            fr->fc[3 * i + k] = f[i].force[k], fr->tc[3 * i + k] = f[i].torque[k];
+            for (int a = 0; a < 3; a++)
+                fr->axis[a][3 * i + k] = R[3 * k + a]; /* column a of R */
+        }
+        memcpy(fr->q + 4 * i, f[i].q, 4 * sizeof(double));
+    }
+    free(f);
+    int n = 0;
+    fr->cols[n++] = (shard_column){"body", SHARD_TYPE_I32, 1, fr->body};
+    fr->cols[n++] = (shard_column){"index", SHARD_TYPE_I64, 1, fr->index};
+    fr->cols[n++] = (shard_column){"position", SHARD_TYPE_F64, 3, fr->x};
+    fr->cols[n++] = (shard_column){"orientation", SHARD_TYPE_F64, 4, fr->q};
+    fr->cols[n++] = (shard_column){"velocity", SHARD_TYPE_F64, 3, fr->v};
+    fr->cols[n++] = (shard_column){"angular_velocity", SHARD_TYPE_F64, 3, fr->w};
+    fr->cols[n++] = (shard_column){"contact_force", SHARD_TYPE_F64, 3, fr->fc};
+    fr->cols[n++] = (shard_column){"contact_torque", SHARD_TYPE_F64, 3, fr->tc};
+    fr->cols[n++] = (shard_column){"axis_1", SHARD_TYPE_F64, 3, fr->axis[0]};
+    fr->cols[n++] = (shard_column){"axis_2", SHARD_TYPE_F64, 3, fr->axis[1]};
+    fr->cols[n++] = (shard_column){"axis_3", SHARD_TYPE_F64, 3, fr->axis[2]};
+    *table = (shard_output_table){.group = "rigid", .n_rows = fr->n, .n_cols = n, .cols = fr->cols, .points = 1};
+    return 1;
+}
+
+static void shard_sim_frames_free(shard_sim_frame_table *fr)
+{
+    free(fr->body), free(fr->index), free(fr->x), free(fr->q), free(fr->v), free(fr->w), free(fr->fc), free(fr->tc);
+    for (int a = 0; a < 3; a++)
+        free(fr->axis[a]);
+    memset(fr, 0, sizeof *fr);
+}
+
 /* Runs the Catalyst scripts due at this step with every output field (and the fragment statistics as field
  * data when bodies can break). Collective. */
 static void shard_sim_insitu(shard_sim *s)
@@ -111,8 +217,16 @@ static void shard_sim_insitu(shard_sim *s)
     int n_globals = shard_sim_fragment_globals(s, &frag, globals);
     shard_insitu_fields f = {.n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols,
                              .n_globals = n_globals, .globals = globals};
+    shard_sim_frame_table fr;
+    shard_output_table tb;
+    if (shard_sim_frames_make(s, &fr, &tb)) {
+        f.has_frames = 1, f.n_frames = fr.n, f.frame_position = fr.x;
+        f.n_frame_cols = tb.n_cols, f.frame_cols = tb.cols;
+    }
     shard_error e;
-    if (shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e))
+    int rc = shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e);
+    shard_sim_frames_free(&fr);
+    if (rc)
         shard_fail_all(s->comm, e.code, e.msg);
 }
 
@@ -123,9 +237,11 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
         return 0;
     shard_column cols[SHARD_OUT_COUNT];
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
-    shard_output_table tables[2];
+    shard_output_table tables[3];
     shard_sim_fragment_tables ft;
     int n_tables = s->fracture ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
+    shard_sim_frame_table fr;
+    n_tables += shard_sim_frames_make(s, &fr, &tables[n_tables]);
     int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
                                 tables, err);
     if (!rc && s->fracture)
@@ -134,6 +250,7 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
         rc = shard_sim_decomposition_csv(s, err);
     if (s->fracture)
         shard_sim_fragment_tables_free(&ft);
+    shard_sim_frames_free(&fr);
     if (!rc)
         s->last_output = s->step;
     return rc;
@@ -155,13 +272,25 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
         shard_sim_term *t = s->mem_term[q];
         lists[q] = (shard_checkpoint_list){t->def->memory_name, &t->memory[t->cur]};
     }
+    /* Modules' own state (the same on every rank): one record each. */
+    void *blob[SHARD_CHECKPOINT_MAX_SECTIONS] = {0};
+    for (int m = 0; m < n_sec; m++)
+        if (s->mod[m].def->state_save && shard_sim_module_used(s, m)) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            sec[m].blob_bytes = s->mod[m].def->state_size(&mc);
+            sec[m].blob = blob[m] = shard_malloc(sec[m].blob_bytes + 1);
+            s->mod[m].def->state_save(&mc, blob[m]);
+        }
     shard_checkpoint_state st = {
         .p = &s->p, .n_sections = n_sec, .sections = sec, .n_lists = n_lists, .lists = lists,
         .bonds = &s->bonds, .broken = s->bond_broken,
         .step = s->step, .dt = s->dt, .contacts = contacts, .state_hash = shard_sim_hash(s),
         .scene_path = s->scene.path, .scene_text = s->scene.text, .scene_len = s->scene.text_len,
     };
-    return shard_checkpoint_write(s->ckpt, s->comm, &st, err);
+    int rc = shard_checkpoint_write(s->ckpt, s->comm, &st, err);
+    for (int m = 0; m < n_sec; m++)
+        free(blob[m]);
+    return rc;
 }
 
 /* Output and checkpoint due at the current step, each on its own interval.  Output comes first, so a
@@ -246,6 +375,13 @@ void shard_sim_run(shard_sim *s, int quiet)
                        d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
                 if (s->fracture)
                     printf("  broken %lld", (long long)d.broken_bonds);
+                for (int m = 0; m < s->n_modules; m++)
+                    if (s->mod[m].def->diag_line && s->mod[m].used) {
+                        char line[256];
+                        shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+                        s->mod[m].def->diag_line(&mc, line, sizeof line);
+                        printf("  %s", line);
+                    }
                 printf("\n");
             }
             shard_sim_warn_inverted(s, &d);

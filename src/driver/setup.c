@@ -59,6 +59,10 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
             return shard_error_at(err, sc->path, &mat->fracture.loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds to break: a material "
                                   "with a fracture rule needs a kind with bonds (solid)", bd->name, m->kind);
+        if (bd->motion_loc.line > 0 && !(m->flags & SHARD_MATTER_SLAVED))
+            return shard_error_at(err, sc->path, &bd->motion_loc,
+                                  "body '%s' is of kind '%s': `motion` is for bodies that move as wholes (kind: "
+                                  "rigid)", bd->name, m->kind);
         if (bd->n_notches > 0 && !bonds)
             return shard_error_at(err, sc->path, &bd->notches[0].loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds: a notch cuts bonds",
@@ -74,8 +78,29 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
         md->def = t->modules[m];
         shard_block_init(&md->block, md->def->rows, md->def->n_rows);
         md->bodies = shard_calloc((size_t)sc->n_bodies + 1, md->def->body_bytes ? md->def->body_bytes : 1);
+        md->state = md->def->state_bytes ? shard_calloc(1, md->def->state_bytes) : NULL;
+        md->phase = -1;
+        for (int b = 0; b < sc->n_bodies; b++)
+            md->used |= s->body_module[b] == m;
     }
+    /* Bodies whose module resolves their contacts: the common contact terms leave their pairs to it. */
+    s->own_contact = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->own_contact);
+    for (int b = 0; b < sc->n_bodies; b++)
+        s->own_contact[b] = (t->modules[s->body_module[b]]->flags & SHARD_MATTER_OWN_CONTACT) != 0;
+    /* The relaxation stage moves particles by their forces alone: a kind that moves its particles itself has no
+     * place in it. */
+    for (int b = 0; b < sc->n_bodies && sc->relax.enabled; b++)
+        if (t->modules[s->body_module[b]]->flags & SHARD_MATTER_SLAVED)
+            return shard_error_at(err, sc->path, &sc->relax.loc,
+                                  "body '%s' is of kind '%s', which the relax stage cannot move: relax a scene "
+                                  "of deformable bodies only", sc->bodies[b].name, sc->bodies[b].kind);
     return 0;
+}
+
+shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m)
+{
+    return (shard_matter_ctx){.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies,
+                              .state = s->mod[m].state};
 }
 
 /* The merged force table: every module's terms and the common ones, by order (ties keep table order: module
@@ -166,6 +191,10 @@ double shard_sim_step_limit(const shard_sim *s, int modules, const char **why_ou
         if (t->module >= 0 || !t->def->dt_limit)
             continue;
         for (int b = 0; b < sc->n_bodies; b++) {
+            /* A module that resolves its bodies' contacts sets their step; their particles touch other kinds'
+             * through this term, whose own bodies' limits cover that contact (the lighter side sets it). */
+            if (s->own_contact && s->own_contact[b])
+                continue;
             double d = t->def->dt_limit(sc, b, (char *)t->own_bodies + t->def->body_bytes * (size_t)b);
             if (d < best || (isnan(d) && *limit_body < 0))
                 best = d, why = t->def->dt_name, *limit_body = b;
@@ -375,7 +404,7 @@ void shard_sim_prepare_local(shard_sim *s)
     s->phys.broken = s->bond_broken; /* a migration reallocates the flags */
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].def->prepare) {
-            shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
             s->mod[m].def->prepare(&mc);
         }
     if (s->fracture) /* a restart's broken bonds may have made particles bond-based */
@@ -389,18 +418,22 @@ void shard_sim_prepare_local(shard_sim *s)
 static void shard_sim_wire(shard_sim *s)
 {
     s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
-                           .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt};
+                           .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
+                           .own_contact = s->own_contact, .body_first = s->body_first};
+    shard_sim_collective_init(s);
     memset(&s->timer, 0, sizeof s->timer);
     s->ph_neigh = shard_timer_phase(&s->timer, "Neigh");
     for (int k = 0; k < s->n_terms; k++) {
         shard_sim_term *t = &s->term[k];
         t->phase = shard_timer_phase(&s->timer, t->def->phase);
         if (t->module >= 0)
-            t->ctx = (shard_matter_ctx){.ph = &s->phys, .block = &s->mod[t->module].block,
-                                        .bodies = s->mod[t->module].bodies};
+            t->ctx = shard_sim_module_ctx(s, t->module);
         else
             t->ctx = (shard_matter_ctx){.ph = &s->phys, .block = NULL, .bodies = t->own_bodies};
     }
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->phase && s->mod[m].used)
+            s->mod[m].phase = shard_timer_phase(&s->timer, s->mod[m].def->phase);
     s->ph_comm = shard_timer_phase(&s->timer, "Comm");
     s->ph_integrate = shard_timer_phase(&s->timer, "Integrate");
     s->ph_io = shard_timer_phase(&s->timer, "I/O");
@@ -566,9 +599,15 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         shard_comm_sum_i64s(c, s->body_count, (size_t)sc->n_bodies);
     }
     s->startup_seconds[0] = shard_wtime() - t_sample;
+    s->body_first = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof *s->body_first);
+    s->body_first[0] = 0;
+    for (int b = 0; b < sc->n_bodies; b++)
+        s->body_first[b + 1] = s->body_first[b] + s->body_count[b];
     if (restart) {
         s->step = s->restarted_at = s->last_output = ck->step;
         s->contacts_local = rank == 0 ? ck->contacts : 0;
+        for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++) /* the distribution below frees ck */
+            s->restart_blob[m] = ck->blob[m], s->restart_blob_bytes[m] = ck->blob_bytes[m], ck->blob[m] = NULL;
         /* A run that would end before the checkpoint's step has nothing to do: say so (every rank knows both). */
         if (s->total_steps < s->step) {
             if (ov->steps > 0 || ov->until >= 0.0)
@@ -662,6 +701,22 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     }
     shard_sim_fracture_setup(s);
     shard_sim_wire(s);
+    /* A restart: the modules' own state (before prepare, which may derive from it). */
+    for (int m = 0; m < s->n_modules && restart && !err->code; m++)
+        if (s->mod[m].def->state_load && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            shard_error e;
+            memset(&e, 0, sizeof e);
+            if (s->mod[m].def->state_load(&mc, s->restart_blob[m], s->restart_blob[m] ? s->restart_blob_bytes[m] : 0,
+                                          &e))
+                shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s", ov->restart, e.msg);
+        }
+    for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)
+        free(s->restart_blob[m]), s->restart_blob[m] = NULL;
+    if (err->code) {
+        shard_sim_destroy(&s);
+        return NULL;
+    }
     shard_sim_prepare_local(s);
     s->ghosts = shard_ghosts_create(sc->n_bodies, s->self_contact);
 
@@ -670,10 +725,12 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
      * they cannot be recomputed from the state) and the plastic strain after it: evaluating the forces again
      * would advance the plastic strain a second time.  It only needs the contact ghosts. */
     s->phys.dt_motion = 0.0; /* the start-up evaluation: nothing has moved yet */
-    if (restart)
+    if (restart) {
         shard_sim_rebuild(s);
-    else
+    } else {
         shard_sim_forces(s, 1);
+        shard_sim_settle(s, 0);
+    }
     shard_timer_clear(&s->timer);
     s->rebuilds = 0;
     s->startup_rss = shard_sim_peak_rss_bytes();
@@ -817,22 +874,30 @@ void shard_sim_destroy(shard_sim **sp)
     shard_sim *s = *sp;
     shard_insitu_destroy(&s->insitu);
     shard_balancer_destroy(&s->balancer);
+    for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)
+        free(s->restart_blob[m]);
     shard_particles_free(&s->p);
     shard_csr_free(&s->bonds);
     shard_csr_free(&s->cand);
     shard_cells_free(&s->cells);
     shard_ghosts_destroy(&s->ghosts);
     for (int m = 0; m < s->n_modules; m++) {
-        shard_block_free(&s->mod[m].block);
-        shard_halo_destroy(&s->mod[m].halo);
-        free(s->mod[m].bodies), free(s->mod[m].inner), free(s->mod[m].outer);
+        shard_sim_module *md = &s->mod[m];
+        shard_block_free(&md->block);
+        shard_halo_destroy(&md->halo);
+        if (md->def->finish && md->bodies)
+            md->def->finish(&s->scene, md->bodies);
+        if (md->def->state_free && md->state)
+            md->def->state_free(md->state);
+        free(md->bodies), free(md->state), free(md->inner), free(md->outer);
     }
     for (int k = 0; k < s->n_terms; k++) {
         free(s->term[k].own_bodies);
         shard_pairlist_free(&s->term[k].memory[0]);
         shard_pairlist_free(&s->term[k].memory[1]);
     }
-    free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius);
+    free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius), free(s->own_contact);
+    free(s->body_first);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);
     shard_csr_free(&s->active);

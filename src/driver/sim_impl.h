@@ -32,6 +32,9 @@ typedef struct shard_sim_module {
     const shard_matter *def;
     shard_block block;            /* its per-particle arrays (owned slots, then its bond ghosts) */
     void *bodies;                 /* per-body state: n_bodies entries of def->body_bytes (its own bodies set) */
+    void *state;                  /* the module's own state (def->state_bytes), or NULL */
+    int phase;                    /* timer phase of its collective hooks (def->phase), or -1 */
+    int used;                     /* the scene has a body of its kind (its whole-body hooks run only then) */
     int has_bonds;                /* some body of this kind has bond_radius > 0 (then `halo` exists) */
     shard_halo *halo;             /* its bond ghosts */
     int32_t *inner, *outer;       /* its owned particles without / with a bond partner among the ghosts */
@@ -84,6 +87,9 @@ struct shard_sim {
     int n_terms;
     shard_sim_term *term;
     double *contact_radius;       /* per body: the largest contact radius any term gives it */
+    uint8_t *own_contact;         /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
+    int64_t *body_first;          /* per body: its first global id (n_bodies + 1 entries) */
+    shard_collective svc;         /* the collective services handed to modules' collective hooks */
     double *f;                    /* force scratch, 3 per owned */
     size_t f_cap;
     double dt, skin, cutoff;
@@ -105,6 +111,9 @@ struct shard_sim {
     shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
     long last_output;             /* step of the last output written or inherited from a restart, or -1 */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
+    void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
+                                                        * the checkpoint before its particles are handed out */
+    size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
     int warned_inverted;          /* the warning about inverted particles has been printed */
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
@@ -180,6 +189,16 @@ static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { retur
 
 /* setup.c: the tables t, with this build's in place of NULL ones (in *buf). */
 const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf);
+/* services.c: s->svc, the collective services of the modules' collective hooks. */
+void shard_sim_collective_init(shard_sim *s);
+/* setup.c: what a module's hooks see. */
+shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m);
+/* whether module m has a body in the scene */
+static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->mod[m].used; }
+/* step.c: every module's settle hook (matter.h), after a force evaluation (kick: and the second half kick).
+ * Collective. */
+void shard_sim_settle(shard_sim *s, int kick);
+
 /* setup.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);

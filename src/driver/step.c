@@ -13,6 +13,8 @@
  *     the one-pass terms in force order, each f += ...                     [Contact]
  *     a = f/m + g                                                           [Integrate]
  *   kick v += dt/2 a                                                       [Integrate]
+ * Kinds whose bodies move as wholes (rigid bodies, matter.h) advance them after the drift and settle them after
+ * the last kick [their phase: Rigid], overwriting their particles' x and v.
  * Every particle's force is the sum of the terms in the order of the merged force table (solid, then contact,
  * then obstacles), whatever the partition: every term adds into f and a particle is in exactly one list.
  */
@@ -193,7 +195,30 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
     }
     s->contacts_local = contacts;
     shard_integrate_accel(p, s->f, s->scene.run.gravity);
+    s->phys.f = s->f;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+}
+
+/* Every module that moves its bodies as wholes (matter.h): advance after the particles' kick and drift. */
+static void shard_sim_advance(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->advance && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            s->mod[m].def->advance(&mc, &s->svc);
+            shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
+        }
+}
+
+void shard_sim_settle(shard_sim *s, int kick)
+{
+    s->phys.f = s->f;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->settle && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            s->mod[m].def->settle(&mc, &s->svc, kick);
+            shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
+        }
 }
 
 void shard_sim_step(shard_sim *s)
@@ -203,12 +228,16 @@ void shard_sim_step(shard_sim *s)
     double h = 0.5 * s->dt;
     shard_integrate_kick(p, h);
     shard_integrate_drift(p, s->dt);
-    s->step++;
+    s->phys.t = (double)s->step * s->dt; /* the start of the step: what the advance hooks see */
     s->phys.dt_motion = s->dt;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+    shard_sim_advance(s);
+    s->step++;
+    s->phys.step = s->step;
     shard_sim_forces(s, 0);
     shard_integrate_kick(p, h);
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+    shard_sim_settle(s, 1);
     shard_sim_fracture(s);
 }
 
@@ -223,10 +252,12 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
     for (size_t i = 0; i < p->n_owned; i++) {
         const double *vi = p->v + 3 * i;
         double v2 = vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2];
+        vmax = fmax(vmax, v2);
+        if (s->mod[s->body_module[p->body[i]]].def->body_diag) /* its bodies count whole, below */
+            continue;
         shard_xsum_add(&acc[KIN], 0.5 * p->mass[i] * v2);
         for (int k = 0; k < 3; k++)
             shard_xsum_add(&acc[MOM + k], p->mass[i] * vi[k]);
-        vmax = fmax(vmax, v2);
     }
     for (int k = 0; k < s->n_terms; k++)
         if (s->term[k].def->energy) {
@@ -234,6 +265,12 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
             /* the latest memory (the last evaluation's, or the checkpoint's right after a restart) */
             t->ctx.memory_in = t->def->memory_width > 0 ? &t->memory[t->cur] : NULL;
             t->def->energy(&t->ctx, &acc[ELASTIC]);
+        }
+    /* Bodies that move as wholes: their state is the same on every rank, so one rank adds it. */
+    for (int m = 0; m < s->n_modules && shard_comm_rank(s->comm) == 0; m++)
+        if (s->mod[m].def->body_diag && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            s->mod[m].def->body_diag(&mc, &acc[KIN], &acc[MOM]);
         }
     shard_comm_xsum(s->comm, acc, N_ACC);
     shard_diag d = {.kinetic = shard_xsum_round(&acc[KIN]), .elastic = shard_xsum_round(&acc[ELASTIC])};
@@ -249,7 +286,7 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         shard_sim_module *md = &s->mod[m];
         if (!md->def->inverted)
             continue;
-        shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
+        shard_matter_ctx mc = shard_sim_module_ctx(s, m);
         size_t f = 0, n = md->def->inverted(&mc, &f);
         if (n && (inverted == 0 || p->gid[f] < p->gid[first]))
             first = f;

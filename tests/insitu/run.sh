@@ -23,6 +23,9 @@
 #                columns of Shard's own fragments.csv, the field data checked on both ranks, the state hash of a run
 #                without Catalyst; without matplotlib (hidden from the script) one warning and only the CSV; on a
 #                scene that cannot break one warning and no files
+#   rigid        the real driver on rigid bodies (tests/io/scenes/restart_rigid.yaml) at 2 ranks with
+#                tests/insitu/rigid_check.py every 20 steps: block "rigid" has the five frames on rank 0 and none
+#                elsewhere, with their arrays, the same centre as the output file, and the state hash is unchanged
 # usage: run.sh CASE DRIVER REPO WORKDIR [SHARD]   (exit 77: skipped, a tool is missing)
 set -uo pipefail
 case=$1 driver=$2 repo=$3 work=$4 shard=${5:-}
@@ -192,6 +195,30 @@ fragments)
   expect_once "no fracture" $? 0 "$(cat solid.log)" "fragments.py: warning: no fragment statistics in the data" ||
     fail "no single warning without fracture"
   [ ! -e solid ] || fail "files without fracture: $(ls solid)"
+  ;;
+rigid)
+  need_cmd "$pvpython"
+  [ -x "$shard" ] || fail "no shard executable given"
+  "$shard" --version | grep -q "HDF5: not built in" && skip "this shard was built without parallel HDF5 (output)"
+  sed "s|output_dir: .*||" "$repo/tests/io/scenes/restart_rigid.yaml" >scene.yaml
+  mpi_run 300 2 "$shard" run scene.yaml --steps 40 --quiet --out plain >plain.log 2>&1 ||
+    { cat plain.log; fail "run without Catalyst failed"; }
+  RIGID_BODIES=5 SHARD_CATALYST_OUT=out timeout 300 mpiexec -n 2 "$shard" run scene.yaml --steps 40 --quiet \
+    --out out --catalyst "$here/rigid_check.py" --catalyst-every 20 >run.log 2>&1 ||
+    { cat run.log; fail "run with rigid_check.py failed"; }
+  [ -n "$(hash_of plain.log)" ] && [ "$(hash_of plain.log)" = "$(hash_of run.log)" ] ||
+    fail "state hash $(hash_of run.log) with Catalyst, $(hash_of plain.log) without"
+  [ "$(cut -d' ' -f1,2 out/rigid_check_0.txt | tr '\n' ' ')" = "0 5 20 5 40 5 " ] ||
+    fail "rank 0 saw: $(cat out/rigid_check_0.txt)"
+  [ "$(cut -d' ' -f1,2 out/rigid_check_1.txt | tr '\n' ' ')" = "0 0 20 0 40 0 " ] ||
+    fail "rank 1 saw: $(cat out/rigid_check_1.txt)"
+  # the first frame's height at step 40 is the one the output file holds (h5dump prints a few digits)
+  if command -v h5dump >/dev/null; then
+    z=$(h5dump -d /rigid/position -s "0,2" -c "1,1" plain/particles_000040.h5 2>/dev/null | sed -n 's/^ *(0,2): //p')
+    got=$(awk '$1 == 40 { print $5 }' out/rigid_check_0.txt)
+    awk -v a="$z" -v b="$got" 'BEGIN { exit !(a != "" && a > 0.04 && a - b < 1e-6 && b - a < 1e-6) }' ||
+      fail "frame 0 at z = $got in Catalyst, '$z' in the output"
+  fi
   ;;
 *)
   fail "unknown case"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
-# version, a missing dataset of a module's state or of a contact memory, inconsistent sizes, a step that does
+# version, a missing dataset of a module's state or of a contact memory, a rigid-body record missing or
+# damaged, inconsistent sizes, a step that does
 # not match the time or is out of range, an output file, the wrong scene, another time step; a --steps that
 # ends before the checkpoint: exit 2) gives one clear message, `shard: error: FILE: ...`, printed once; every
 # rank exits with status 3 (no hang), and the existing output folder is left exactly as it was.  Each case at
@@ -41,6 +42,18 @@ bad_step9=$(mk step9)
 "$TAMPER" set-i64 "$bad_step9" step 1000000000
 bad_step18=$(mk step18)
 "$TAMPER" set-i64 "$bad_step18" step 1000000000000000000
+# A rigid-body scene's checkpoint: its module record (the bodies' poses, momenta, warm starts) removed, or
+# damaged.
+rigid_scene=scenes/restart_rigid.yaml
+shard_run 1 run "$rigid_scene" --steps 100 --out "$WORK/rigid" > "$WORK/rigid.log" || { cat "$WORK/rigid.log"; exit 1; }
+rgood=$WORK/rigid/checkpoint_000100.h5
+bad_rigid_gone=$WORK/rigid_gone.h5
+cp "$rgood" "$bad_rigid_gone"
+"$TAMPER" delete "$bad_rigid_gone" /module_state/rigid
+bad_rigid_data=$WORK/rigid_data.h5
+cp "$rgood" "$bad_rigid_data"
+off=$("$TAMPER" offset "$bad_rigid_data" /module_state/rigid) || { fail "tamper offset"; finish; }
+printf '\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f' | dd of="$bad_rigid_data" bs=1 seek=$((off + 40)) conv=notrunc status=none
 other_scene=$WORK/other.yaml
 sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
 
@@ -61,7 +74,7 @@ case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
 case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
 case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
-case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 4" "$scene" \
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 5" "$scene" \
   --restart "$bad_version"
 case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
 case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"
@@ -75,6 +88,8 @@ case_ wrong-scene "$good: written for a different scene" "$other_scene" --restar
 case_ wrong-dt "$good: written with the time step" "$scene" --restart "$good" --dt 1e-6
 case_ step-not-time "$bad_step9: step 1000000000 does not match the time" "$scene" --restart "$bad_step9"
 case_ step-huge "$bad_step18: header values out of range (step 1000000000000000000" "$scene" --restart "$bad_step18"
+case_ rigid-record-missing "$bad_rigid_gone: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_gone"
+case_ rigid-record-corrupt "$bad_rigid_data: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_data"
 case_code 2 steps-before-checkpoint "--steps: the run would end at step 50, before the checkpoint's step 100" \
   "$scene" --restart "$good" --steps 50
 

@@ -94,7 +94,7 @@ static size_t pair_step(double delta, const double v0[3], const double v1[3], do
     shard_csr cand = {0};
     all_pairs(&p, &cand);
     memset(f, 0, 6 * sizeof *f);
-    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, dt, in, out, f);
+    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, dt, in, out, f);
     shard_csr_free(&cand);
     shard_particles_free(&p);
     return n;
@@ -286,7 +286,7 @@ static void test_pair_separated(void)
             shard_csr cand = {0};
             all_pairs(&p, &cand);
             memset(f, 0, 6 * sizeof *f);
-            n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, 0.0, NULL, &scratch, f);
+            n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
             shard_csr_free(&cand);
             shard_particles_free(&p);
         }
@@ -314,7 +314,7 @@ static void test_pair_count_and_sum(void)
     /* with the skin, 2 (gap 0.01) is a candidate of 0 but does not touch */
     SHARD_ENSURE(cand.start[1] - cand.start[0] == 3);
     double f[12] = {0};
-    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, 0.0, NULL, &scratch, f);
+    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
     SHARD_ENSURE(n == 4); /* (0,1), (0,3) from 0's row, and 1's and 3's rows */
     double N1 = K_SERIES * 0.01, N3 = K_SERIES * 0.005;
     SHARD_ENSURE_NEAR(f[0], -N1, 1e-9);
@@ -358,8 +358,8 @@ static void test_pair_two_owners(void)
     for (int q = 0; q < 5; q++) {
         memset(fa, 0, sizeof fa), memset(fb, 0, sizeof fb);
         const shard_pairlist *ia = q ? &la[q % 2] : NULL, *ib = q ? &lb[q % 2] : NULL;
-        size_t na = shard_contact_pairs(&pa, &ca, NULL, NULL, CP, 1e-4, ia, &la[1 - q % 2], fa);
-        size_t nb = shard_contact_pairs(&pb, &cb, NULL, NULL, CP, 1e-4, ib, &lb[1 - q % 2], fb);
+        size_t na = shard_contact_pairs(&pa, &ca, NULL, NULL, CP, NULL, 1e-4, ia, &la[1 - q % 2], fa);
+        size_t nb = shard_contact_pairs(&pb, &cb, NULL, NULL, CP, NULL, 1e-4, ib, &lb[1 - q % 2], fb);
         SHARD_ENSURE(na == 1 && nb == 1);
         same &= bits_negated(fa, fb) && la[1 - q % 2].key[0] == 101 && lb[1 - q % 2].key[0] == 100 &&
                 bits_negated(la[1 - q % 2].val, lb[1 - q % 2].val);
@@ -410,7 +410,7 @@ static size_t obstacle_force(const shard_obstacle_def *o, double t, const double
     make_store(&p, 1, body, (const double (*)[3])xs, (const double (*)[3])vs);
     p.mass[0] = OMASS;
     f[0] = f[1] = f[2] = 0.0;
-    size_t n = shard_contact_obstacles(&p, OCP, 1, o, t, 0.0, NULL, &scratch, f);
+    size_t n = shard_contact_obstacles(&p, OCP, NULL, 1, o, t, 0.0, NULL, &scratch, f);
     shard_particles_free(&p);
     return n;
 }
@@ -497,7 +497,7 @@ static void test_obstacle_memory(void)
     for (int q = 1; q <= 1200; q++) {
         f[0] = f[1] = f[2] = 0.0;
         /* t = 0 throughout: the plane's motion enters only through its velocity here */
-        size_t n = shard_contact_obstacles(&p, OCP, 2, o, 0.0, dt, q == 1 ? NULL : &l[cur], &l[1 - cur], f);
+        size_t n = shard_contact_obstacles(&p, OCP, NULL, 2, o, 0.0, dt, q == 1 ? NULL : &l[cur], &l[1 - cur], f);
         cur = 1 - cur;
         SHARD_ENSURE(n == 2 && shard_pairlist_size(&l[cur]) == 2 && l[cur].key[0] == 0 && l[cur].key[1] == 1);
         double stick = kt * q * u * dt;
@@ -593,7 +593,7 @@ static void test_obstacle_box(void)
     double xs[1][3] = {{0.5, 1.0, 3.01}};
     make_store(&p, 1, body, (const double (*)[3])xs, NULL);
     double g[3] = {0, 0, 0};
-    n = shard_contact_obstacles(&p, OCP, 2, two, 0.0, 0.0, NULL, &scratch, g);
+    n = shard_contact_obstacles(&p, OCP, NULL, 2, two, 0.0, 0.0, NULL, &scratch, g);
     SHARD_ENSURE(n == 2);
     /* plane above (dist 0.01, pushes down by k 0.04), box below (dist 0.01, pushes up by k 0.04) */
     SHARD_ENSURE_NEAR(g[2], 0.0, 1e-8);
