@@ -277,7 +277,8 @@ static void shard_rigid_find_contacts(const shard_matter_ctx *c, shard_rigid_wor
         W->c[m++] = *k;
     }
     W->nc = m;
-    qsort(W->c, W->nc, sizeof *W->c, shard_rigid_cmp_contact);
+    if (W->nc > 1)
+        qsort(W->c, W->nc, sizeof *W->c, shard_rigid_cmp_contact);
 }
 
 /* Per owned body, its contacts in key order (the warm start applies them); no mass splitting. */
@@ -314,7 +315,7 @@ static void shard_rigid_lists(const shard_matter_ctx *c, shard_rigid_world *W, c
 static const shard_rigid_memory *shard_rigid_find_memory(const shard_rigid_world *W, const shard_rigid_key *k)
 {
     shard_rigid_memory q = {.key = *k};
-    return bsearch(&q, W->mem, W->n_mem, sizeof q, shard_rigid_cmp_memory);
+    return W->n_mem ? bsearch(&q, W->mem, W->n_mem, sizeof q, shard_rigid_cmp_memory) : NULL;
 }
 
 static void shard_rigid_setup_contacts(const shard_matter_ctx *c, shard_rigid_world *W)
