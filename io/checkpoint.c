@@ -118,14 +118,17 @@ static uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, si
 }
 
 /* Does a block have a STATE row (and so a section in the file)? */
-/* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order. */
+/* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order:
+ * of the records there only, so that a reader that asks for other sections without records agrees. */
 static uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data,
                                       const size_t *bytes)
 {
-    uint64_t h = shard_ckpt_mix(0x5348524453544154ull, (uint64_t)n);
+    uint64_t h = 0x5348524453544154ull;
     for (int k = 0; k < n; k++) {
         const unsigned char *b = data[k];
-        h = shard_ckpt_mix(h, b ? (uint64_t)bytes[k] : UINT64_MAX);
+        if (!b)
+            continue;
+        h = shard_ckpt_mix(h, (uint64_t)bytes[k]);
         for (const char *c = sections[k].name; *c; c++)
             h = shard_ckpt_mix(h, (unsigned char)*c);
         for (size_t i = 0; b && i < bytes[k]; i += 8) {
