@@ -50,6 +50,7 @@ typedef struct shard_rigid_world {
     int32_t *sort_i;
     /* Statistics: */
     long steps, iterations, iterations_max, iterations_pos;
+    long last_it, last_it_pos;   /* the last step's iterations (velocities, positions) */
     double residual;
     int64_t contacts, contacts_max;
     uint64_t bytes;
@@ -634,6 +635,7 @@ static void shard_matter_rigid_advance(const shard_matter_ctx *c, const shard_co
     if (it > W->iterations_max)
         W->iterations_max = it;
     W->residual = res;
+    W->last_it = it, W->last_it_pos = it_pos;
 }
 
 /* ---- forces from the particles -------------------------------------------------------------------------- */
@@ -803,7 +805,8 @@ static void shard_matter_rigid_body_diag(const shard_matter_ctx *c, shard_xsum *
 static void shard_matter_rigid_diag_line(const shard_matter_ctx *c, char *buf, size_t len)
 {
     const shard_rigid_world *W = shard_rigid_world_of(c);
-    snprintf(buf, len, "rigid contacts %lld, residual %.2e", (long long)W->contacts, W->residual);
+    snprintf(buf, len, "rigid contacts %lld, iterations %ld + %ld, residual %.2e", (long long)W->contacts, W->last_it,
+             W->last_it_pos, W->residual);
 }
 
 static void shard_matter_rigid_report(const shard_matter_ctx *c, char *buf, size_t len)
