@@ -46,6 +46,8 @@ typedef struct shard_rigid_world {
     int32_t *cc_start, *cc_list; /* per colour: its local contacts' first indices of pairs, in key order */
     size_t cc_cap;
     uint64_t *used;              /* per rigid body: the colours of its pairs so far (SHARD_RIGID_COLOUR_WORDS) */
+    struct shard_rigid_vel *vel; /* scratch of shard_rigid_share (the owned bodies' records) */
+    size_t vel_cap;
     double *sort_x;              /* broad-phase scratch */
     int32_t *sort_i;
     /* Statistics: */
@@ -130,7 +132,7 @@ static void shard_matter_rigid_state_free(void *state)
     shard_rigid_world *W = state;
     free(W->rigid), free(W->slot), free(W->own), free(W->c), free(W->cstart), free(W->clist);
     free(W->mem), free(W->sort_x), free(W->sort_i), free(W->pair_at), free(W->colour), free(W->cc_start);
-    free(W->cc_list), free(W->used);
+    free(W->cc_list), free(W->used), free(W->vel);
     memset(W, 0, sizeof *W);
 }
 
@@ -282,13 +284,11 @@ static void shard_rigid_find_contacts(const shard_matter_ctx *c, shard_rigid_wor
         qsort(W->c, W->nc, sizeof *W->c, shard_rigid_cmp_contact);
 }
 
-/* Per owned body, its contacts in key order (the warm start applies them); no mass splitting. */
+/* Per owned body, its contacts in key order (the warm start applies them). */
 static void shard_rigid_lists(const shard_matter_ctx *c, shard_rigid_world *W, const shard_collective *svc)
 {
     shard_rigid_body *B = c->bodies;
     int nb = c->ph->scene->n_bodies;
-    for (int s = 0; s < W->n_rigid; s++)
-        B[W->rigid[s]].n_contacts = 1; /* Gauss-Seidel: every contact sees the bodies' whole masses */
     /* Per owned body, its contacts in key order. */
     memset(W->cstart, 0, ((size_t)W->n_rigid + 1) * sizeof *W->cstart);
     for (size_t q = 0; q < W->nc; q++) {
@@ -445,7 +445,8 @@ static void shard_rigid_share(const shard_matter_ctx *c, shard_rigid_world *W, c
                               const int32_t *changed, size_t n, int pseudo)
 {
     shard_rigid_body *B = c->bodies;
-    shard_rigid_vel *mine = shard_malloc((n + 1) * sizeof *mine);
+    shard_reserve((void **)&W->vel, &W->vel_cap, n + 1, sizeof *W->vel);
+    shard_rigid_vel *mine = W->vel;
     size_t k = 0;
     for (size_t q = 0; q < n; q++) {
         shard_rigid_body *rb = &B[changed[q]];
@@ -468,7 +469,7 @@ static void shard_rigid_share(const shard_matter_ctx *c, shard_rigid_world *W, c
         memcpy(pseudo ? rb->Lp : rb->L, all[q].L, sizeof all[q].L);
         shard_rigid_omega(rb);
     }
-    free(all), free(mine);
+    free(all);
 }
 
 /* The warm start: each owner applies its bodies' contacts' remembered impulses (in key order); every rank

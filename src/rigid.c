@@ -414,16 +414,16 @@ size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_
 
 /* ---- one contact ---------------------------------------------------------------------------------------- */
 
-/* The change of body rb's velocity at lever r for a unit impulse along d2, dotted with d1, times the body's
- * share count ns (mass splitting): ns (d1 . d2 / m + (r x d1) . I^-1 (r x d2)). */
+/* The change of body rb's velocity at lever r for a unit impulse along d2, dotted with d1:
+ * d1 . d2 / m + (r x d1) . I^-1 (r x d2). */
 static double shard_rigid_kpart(const shard_rigid_body *rb, const double Iw[9], const double r[3], const double d1[3],
-                                const double d2[3], double ns)
+                                const double d2[3])
 {
     double c1[3], c2[3], Ic2[3];
     shard_rigid_cross(r, d1, c1);
     shard_rigid_cross(r, d2, c2);
     shard_mat3_mul_vec(Iw, c2, Ic2);
-    return ns * (rb->inv_mass * shard_rigid_dot(d1, d2) + shard_rigid_dot(c1, Ic2));
+    return rb->inv_mass * shard_rigid_dot(d1, d2) + shard_rigid_dot(c1, Ic2);
 }
 
 /* The relative velocity at the contact point (a's minus b's; pseudo: of the pseudo-velocities). */
@@ -453,19 +453,17 @@ void shard_rigid_contact_setup(shard_rigid_contact *c, const shard_rigid_body *a
         c->rb[k] = b ? c->p[k] - b->x[k] : 0.0;
     }
     c->e = e, c->mu = mu;
-    /* The split inverse mass matrix in the basis (n, t1, t2), symmetric. */
+    /* The inverse mass matrix at the point in the basis (n, t1, t2), symmetric. */
     const double *d[3] = {c->n, c->t1, c->t2};
     double Ia[9], Ib[9];
     shard_rigid_inv_inertia_world(a, Ia);
     if (b)
         shard_rigid_inv_inertia_world(b, Ib);
-    double na = a->n_contacts > 0 ? (double)a->n_contacts : 1.0;
-    double nb = b && b->n_contacts > 0 ? (double)b->n_contacts : 1.0;
     for (int i = 0; i < 3; i++)
         for (int j = i; j < 3; j++) {
-            double k = shard_rigid_kpart(a, Ia, c->ra, d[i], d[j], na);
+            double k = shard_rigid_kpart(a, Ia, c->ra, d[i], d[j]);
             if (b)
-                k += shard_rigid_kpart(b, Ib, c->rb, d[i], d[j], nb);
+                k += shard_rigid_kpart(b, Ib, c->rb, d[i], d[j]);
             c->K[3 * i + j] = c->K[3 * j + i] = k;
         }
     double u[3];

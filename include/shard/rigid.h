@@ -27,9 +27,7 @@
  *   6. after the force evaluation: F, tau summed exactly over the particles (xsum), second half kick.
  * The module (src/matter_rigid.c) sweeps these kernels as projected Gauss-Seidel over a colouring of the body
  * pairs computed from their keys, so that no result depends on which rank visits a contact; the impulses of the
- * last step start the next one (warm start, by contact key).  The kernels also support projected Jacobi with
- * mass splitting (Tonge, Benevolenski & Voroshilov 2012: n_contacts > 1 divides each body's mass among its
- * contacts); Gauss-Seidel sets n_contacts = 1.
+ * last step start the next one (warm start, by contact key).
  */
 #ifndef SHARD_RIGID_H
 #define SHARD_RIGID_H
@@ -64,7 +62,6 @@ typedef struct shard_rigid_body {
     double Fc[3], tauc[3];      /* the contacts' force and torque about x over the last step (impulses / dt), for
                                  * output: M dv and dL of the impulses, the same on every rank */
     int owner;                  /* the rank that finds and solves its contacts this step */
-    int n_contacts;             /* the share count of mass splitting (1: the whole mass, Gauss-Seidel) */
 } shard_rigid_body;
 
 /* A contact point between body a and body b (b >= n_bodies: obstacle b - n_bodies), a < b. */
@@ -78,7 +75,7 @@ typedef struct shard_rigid_contact {
     double p[3], n[3], t1[3], t2[3]; /* point; normal from b to a; tangents */
     double depth;                    /* > 0: overlapping; < 0: apart by -depth (speculative) */
     double ra[3], rb[3];             /* p - x_a, p - x_b */
-    double K[9];                     /* the split inverse mass matrix at the point in the basis (n, t1, t2) */
+    double K[9];                     /* the inverse mass matrix at the point in the basis (n, t1, t2) */
     double target, target_pos;       /* normal velocity targets: of the impulses, of the position correction */
     double mu, e;
     double ln, lt1, lt2, lp;         /* impulses: normal, tangential, position correction */
@@ -122,8 +119,7 @@ size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_
                            const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out,
                            size_t *n, size_t *cap);
 
-/* Prepares contact c for the iterations: lever arms, tangents, effective masses with mass splitting (na, nb:
- * the bodies' contact counts), the targets (restitution with threshold vthr, speculative, position correction
+/* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with threshold vthr, speculative, position correction
  * beta over dt beyond slop), and the warm start from mem (NULL: none).  b is NULL for an obstacle, whose
  * velocity at the point is vb_obst. Local. */
 void shard_rigid_contact_setup(shard_rigid_contact *c, const shard_rigid_body *a, const shard_rigid_body *b,

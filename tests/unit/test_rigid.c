@@ -40,7 +40,6 @@ static void box_body(shard_rigid_body *rb, const double x[3], const double half[
     rb->bound = sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
     memcpy(rb->x, x, 3 * sizeof(double));
     memcpy(rb->q, q, 4 * sizeof(double));
-    rb->n_contacts = 1;
     shard_rigid_derive(rb);
 }
 
@@ -60,7 +59,6 @@ static void ball_body(shard_rigid_body *rb, const double x[3], double r, double 
     rb->bound = r;
     memcpy(rb->x, x, 3 * sizeof(double));
     rb->q[0] = 1;
-    rb->n_contacts = 1;
     shard_rigid_derive(rb);
 }
 
