@@ -5,7 +5,9 @@
  * rank sends (global id, row) of its owned particles to the rank responsible for that block of ids, which then
  * writes its block as one contiguous hyperslab; particles never change rank, so the exchange is not repeated
  * (migration, when it comes, must call for a new one).  Rejected alternative: writing index[g] with one HDF5
- * point selection per particle, which is slow in collective mode and not contiguous on disk.
+ * point selection per particle, which is slow in collective mode and not contiguous on disk.  The cells table
+ * (cloth triangles) is translated from global ids to rows through the same blocks at every write: each rank
+ * asks the rank of each id's block for the rows of its distinct ids, so no rank ever holds the whole index.
  */
 #include "shard/output.h"
 
@@ -43,6 +45,10 @@ struct shard_output {
     int pt_n_cols;
     shard_column pt_cols[16];
     int64_t pt_rows;
+    /* rank 0: the cells table (shard_output_table.cells) and, per listed file, its triangle count (-1: not
+     * known yet, a file of an earlier run that the index reads when it needs it; -2: the file has none) */
+    char cl_group[64];
+    int64_t *cl_count;
     char csv_seen[8][64];          /* CSV files this run has written to */
     int n_csv;
 };
@@ -69,7 +75,7 @@ void shard_output_destroy(shard_output **op)
     if (!op || !*op)
         return;
     shard_output *o = *op;
-    free(o->scene_path), free(o->scene_text), free(o->index), free(o->steps), free(o->times);
+    free(o->scene_path), free(o->scene_text), free(o->index), free(o->steps), free(o->times), free(o->cl_count);
     free(o);
     *op = NULL;
 }
@@ -81,16 +87,21 @@ void shard_output_stats(const shard_output *o, long *files, uint64_t *bytes, dou
     *seconds = o ? o->seconds : 0.0;
 }
 
-static void shard_output_list(shard_output *o, long step, double time)
+/* Rank 0: lists the file of `step` (once; a rewrite of the last one updates its triangle count). */
+static void shard_output_list(shard_output *o, long step, double time, int64_t cells)
 {
-    if (o->n_listed > 0 && o->steps[o->n_listed - 1] == step)
+    if (o->n_listed > 0 && o->steps[o->n_listed - 1] == step) {
+        o->cl_count[o->n_listed - 1] = cells;
         return;
+    }
     if (o->n_listed == o->cap_listed) {
         o->cap_listed = o->cap_listed ? 2 * o->cap_listed : 64;
         o->steps = shard_realloc(o->steps, (size_t)o->cap_listed * sizeof *o->steps);
         o->times = shard_realloc(o->times, (size_t)o->cap_listed * sizeof *o->times);
+        o->cl_count = shard_realloc(o->cl_count, (size_t)o->cap_listed * sizeof *o->cl_count);
     }
     o->steps[o->n_listed] = step;
+    o->cl_count[o->n_listed] = cells;
     o->times[o->n_listed++] = time;
 }
 
@@ -104,7 +115,7 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
     long *steps = shard_io_step_files(o->dir, "particles", step, &n);
     for (size_t k = 0; k < n; k++)
         if (steps[k] == step || shard_interval_due(iv, steps[k], dt))
-            shard_output_list(o, steps[k], (double)steps[k] * dt);
+            shard_output_list(o, steps[k], (double)steps[k] * dt, -1);
     free(steps);
 }
 
@@ -135,59 +146,35 @@ static void shard_output_xdmf_type(shard_field_type t, const char **nt, int *pre
     *nt = "Float", *prec = 8;
 }
 
-/* Rank 0: DIR/<name>.xmf, a temporal collection of Polyvertex grids, one per listed file, n points each at
- * group/position with connectivity group/index and the columns cols as attributes (position and index
- * skipped); through a temporary file and a rename. */
-static int shard_output_xdmf_points(shard_output *o, const char *name, const char *group, long long n, int n_cols,
-                                    const shard_column *cols, shard_error *err)
+/* Rank 0: the temporary file of DIR/<name>.xmf (its name in tmp), begun with the head of a temporal collection;
+ * NULL with err set if it cannot be created. */
+static FILE *shard_output_xdmf_begin(shard_output *o, const char *name, char *tmp, size_t len, shard_error *err)
 {
-    char path[SHARD_PATH_MAX + 64], tmp[SHARD_PATH_MAX + 64];
-    if (shard_io_path(path, sizeof path, err, "%s/%s.xmf", o->dir, name) ||
-        shard_io_path(tmp, sizeof tmp, err, "%s/%s.xmf.tmp", o->dir, name))
-        return SHARD_EXIT_IO;
+    if (shard_io_path(tmp, len, err, "%s/%s.xmf.tmp", o->dir, name))
+        return NULL;
     FILE *fp = fopen(tmp, "w");
-    if (!fp)
-        return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    if (!fp) {
+        shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
+        return NULL;
+    }
     fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
                 " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", name);
-    for (long k = 0; k < o->n_listed; k++) {
-        char file[64];
-        snprintf(file, sizeof file, "particles_%06ld.h5", o->steps[k]);
-        fprintf(fp, "   <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", o->steps[k]);
-        fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
-        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
-                    "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                    "%s:/%s/index</DataItem>\n    </Topology>\n",
-                n, n, file, group);
-        fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
-                    "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
-                n, file, group);
-        for (int q = 0; q < n_cols; q++) {
-            const shard_column *col = &cols[q];
-            if (strcmp(col->name, "position") == 0 || strcmp(col->name, "index") == 0)
-                continue;
-            const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
-                             : col->ncomp == 6 ? "Tensor6" : col->ncomp == 9 ? "Tensor" : "Matrix";
-            const char *nt = "Float";
-            int prec = 8;
-            shard_output_xdmf_type(col->type, &nt, &prec);
-            char dims[64];
-            if (col->ncomp == 1)
-                snprintf(dims, sizeof dims, "%lld", n);
-            else
-                snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
-            fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
-                        "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
-                        "%s:/%s/%s</DataItem>\n    </Attribute>\n",
-                    col->name, kind, dims, nt, prec, file, group, col->name);
-        }
-        fprintf(fp, "   </Grid>\n");
-    }
+    return fp;
+}
+
+/* Rank 0: ends the collection begun by shard_output_xdmf_begin, closes it and renames it over DIR/<name>.xmf. */
+static int shard_output_xdmf_end(shard_output *o, FILE *fp, const char *name, const char *tmp, shard_error *err)
+{
     fprintf(fp, "  </Grid>\n </Domain>\n</Xdmf>\n");
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad) {
         unlink(tmp);
         return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s' (disk full?)", tmp);
+    }
+    char path[SHARD_PATH_MAX + 64];
+    if (shard_io_path(path, sizeof path, err, "%s/%s.xmf", o->dir, name)) {
+        unlink(tmp);
+        return SHARD_EXIT_IO;
     }
     if (rename(tmp, path) != 0) {
         int e = errno;
@@ -197,18 +184,154 @@ static int shard_output_xdmf_points(shard_output *o, const char *name, const cha
     return 0;
 }
 
+/* Rank 0: the head of grid k (step and time) in the collection. */
+static void shard_output_xdmf_grid(shard_output *o, FILE *fp, long k, char *file, size_t len)
+{
+    snprintf(file, len, "particles_%06ld.h5", o->steps[k]);
+    fprintf(fp, "   <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", o->steps[k]);
+    fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
+}
+
+/* Rank 0: the Geometry of a grid, n points at file:/group/position. */
+static void shard_output_xdmf_geometry(FILE *fp, const char *file, const char *group, long long n)
+{
+    fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
+                "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
+            n, file, group);
+}
+
+/* Rank 0: the point attributes of a grid over n points: file:/group/<column> for every column but position and
+ * index (the geometry and the connectivity). */
+static void shard_output_xdmf_attributes(FILE *fp, const char *file, const char *group, long long n, int n_cols,
+                                         const shard_column *cols)
+{
+    for (int q = 0; q < n_cols; q++) {
+        const shard_column *col = &cols[q];
+        if (strcmp(col->name, "position") == 0 || strcmp(col->name, "index") == 0)
+            continue;
+        const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
+                         : col->ncomp == 6 ? "Tensor6" : col->ncomp == 9 ? "Tensor" : "Matrix";
+        const char *nt = "Float";
+        int prec = 8;
+        shard_output_xdmf_type(col->type, &nt, &prec);
+        char dims[64];
+        if (col->ncomp == 1)
+            snprintf(dims, sizeof dims, "%lld", n);
+        else
+            snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
+        fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
+                    "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
+                    "%s:/%s/%s</DataItem>\n    </Attribute>\n",
+                col->name, kind, dims, nt, prec, file, group, col->name);
+    }
+}
+
+/* Rank 0: DIR/<name>.xmf, a temporal collection of Polyvertex grids, one per listed file, n points each at
+ * group/position with connectivity group/index and the columns cols as attributes; through a temporary file and
+ * a rename. */
+static int shard_output_xdmf_points(shard_output *o, const char *name, const char *group, long long n, int n_cols,
+                                    const shard_column *cols, shard_error *err)
+{
+    char tmp[SHARD_PATH_MAX + 64], file[64];
+    FILE *fp = shard_output_xdmf_begin(o, name, tmp, sizeof tmp, err);
+    if (!fp)
+        return SHARD_EXIT_IO;
+    for (long k = 0; k < o->n_listed; k++) {
+        shard_output_xdmf_grid(o, fp, k, file, sizeof file);
+        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
+                    "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+                    "%s:/%s/index</DataItem>\n    </Topology>\n",
+                n, n, file, group);
+        shard_output_xdmf_geometry(fp, file, group, n);
+        shard_output_xdmf_attributes(fp, file, group, n, n_cols, cols);
+        fprintf(fp, "   </Grid>\n");
+    }
+    return shard_output_xdmf_end(o, fp, name, tmp, err);
+}
+
+/* Rank 0: the number of triangles in the file of listed output k (a file of an earlier run, after a restart),
+ * or -2 when it has none (written without cloth, or unreadable). */
+static int64_t shard_output_cells_in_file(shard_output *o, long k)
+{
+    char path[SHARD_PATH_MAX + 64], dset[128];
+    if (snprintf(path, sizeof path, "%s/particles_%06ld.h5", o->dir, o->steps[k]) >= (int)sizeof path)
+        return -2;
+    snprintf(dset, sizeof dset, "%s/triangles", o->cl_group);
+    shard_h5_quiet();
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return -2;
+    int64_t n = -2;
+    if (H5Lexists(f, o->cl_group, H5P_DEFAULT) > 0 && H5Lexists(f, dset, H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
+        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+        hsize_t dims[2] = {0, 0};
+        if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
+            dims[1] == 3)
+            n = (int64_t)dims[0];
+        if (sp >= 0)
+            H5Sclose(sp);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    H5Fclose(f);
+    return n;
+}
+
+/* Rank 0: DIR/<cells group>.xmf, a temporal collection of Triangle grids, one per listed file that has the cells
+ * table: its triangles (rows of /particles) as the connectivity, over the N points of /particles/position with
+ * the attributes of particles.xmf (the same arrays on the same points, so a cloth is coloured like its
+ * particles).  Each grid has its own triangle count; a file without triangles has no grid. */
+static int shard_output_xdmf_cells(shard_output *o, shard_error *err)
+{
+    char tmp[SHARD_PATH_MAX + 64], file[64];
+    long long n = (long long)o->n_global;
+    FILE *fp = shard_output_xdmf_begin(o, o->cl_group, tmp, sizeof tmp, err);
+    if (!fp)
+        return SHARD_EXIT_IO;
+    for (long k = 0; k < o->n_listed; k++) {
+        if (o->cl_count[k] == -1)
+            o->cl_count[k] = shard_output_cells_in_file(o, k);
+        if (o->cl_count[k] < 0)
+            continue;
+        long long m = (long long)o->cl_count[k];
+        shard_output_xdmf_grid(o, fp, k, file, sizeof file);
+        fprintf(fp, "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%lld\">\n"
+                    "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+                    "%s:/%s/triangles</DataItem>\n    </Topology>\n",
+                m, m, file, o->cl_group);
+        shard_output_xdmf_geometry(fp, file, "particles", n);
+        shard_output_xdmf_attributes(fp, file, "particles", n, o->n_cols, o->cols);
+        fprintf(fp, "   </Grid>\n");
+    }
+    return shard_output_xdmf_end(o, fp, o->cl_group, tmp, err);
+}
+
 static int shard_output_xdmf(shard_output *o, shard_error *err)
 {
     if (shard_output_xdmf_points(o, "particles", "particles", (long long)o->n_global, o->n_cols, o->cols, err))
         return err->code;
-    if (o->pt_group[0])
-        return shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows, o->pt_n_cols,
-                                        o->pt_cols, err);
+    if (o->pt_group[0] && shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows,
+                                                   o->pt_n_cols, o->pt_cols, err))
+        return err->code;
+    if (o->cl_group[0])
+        return shard_output_xdmf_cells(o, err);
     return 0;
 }
 
 /* The index block of this rank: ids [N r / P, N (r+1) / P). */
 static int64_t shard_output_block_lo(int64_t n, int r, int size) { return n * r / size; }
+
+/* The rank whose index block holds global id g (0 <= g < n). */
+static int shard_output_block_of(int64_t n, int64_t g, int size)
+{
+    int r = (int)(g * size / (n > 0 ? n : 1));
+    while (r + 1 < size && shard_output_block_lo(n, r + 1, size) <= g)
+        r++;
+    while (r > 0 && shard_output_block_lo(n, r, size) > g)
+        r--;
+    return r;
+}
 
 void shard_output_owners_changed(shard_output *o)
 {
@@ -226,11 +349,7 @@ static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_ow
     size_t *count = shard_calloc((size_t)size + 1, sizeof *count), *at = shard_calloc((size_t)size + 1, sizeof *at);
     int *dest = shard_malloc((n_owned + 1) * sizeof *dest);
     for (size_t i = 0; i < n_owned; i++) {
-        int r = (int)(gid[i] * size / (n > 0 ? n : 1));
-        while (r + 1 < size && shard_output_block_lo(n, r + 1, size) <= gid[i])
-            r++;
-        while (r > 0 && shard_output_block_lo(n, r, size) > gid[i])
-            r--;
+        int r = shard_output_block_of(n, gid[i], size);
         dest[i] = r;
         count[r] += 2;
     }
@@ -253,6 +372,76 @@ static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_ow
         o->index[rbuf[k] - o->index_first] = rbuf[k + 1];
     free(count), free(at), free(dest), free(sbuf), free(rbuf);
     o->index_built = 1;
+}
+
+static int shard_output_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Collective: ids[0..m) (global ids of particles) become their rows in /particles, index[id].  Each rank asks
+ * the rank of each block for the rows of its distinct ids in the block (sorted, so the requests are already in
+ * rank order), learns how many each rank asks of it, answers in the order asked, and substitutes.  An id that
+ * is out of range or has no row is a caller's error: fatal. */
+static void shard_output_rows_of(shard_output *o, shard_comm *c, int64_t *ids, size_t m)
+{
+    int size = shard_comm_size(c);
+    int64_t n = o->n_global;
+    int64_t *want = shard_malloc((m + 1) * sizeof *want);
+    if (m)
+        memcpy(want, ids, m * sizeof *want);
+    qsort(want, m, sizeof *want, shard_output_cmp_i64);
+    size_t nw = 0;
+    for (size_t k = 0; k < m; k++)
+        if (nw == 0 || want[nw - 1] != want[k])
+            want[nw++] = want[k];
+    if (nw && (want[0] < 0 || want[nw - 1] >= n))
+        shard_fatal(SHARD_EXIT_INTERNAL, "output: a triangle names particle %lld of %lld",
+                    (long long)(want[0] < 0 ? want[0] : want[nw - 1]), (long long)n);
+    size_t *count = shard_calloc((size_t)size + 1, sizeof *count), *ones = shard_calloc((size_t)size + 1, sizeof *ones);
+    int64_t *count64 = shard_calloc((size_t)size + 1, sizeof *count64);
+    for (size_t k = 0; k < nw; k++)
+        count[shard_output_block_of(n, want[k], size)]++;
+    for (int r = 0; r < size; r++)
+        count64[r] = (int64_t)count[r], ones[r] = 1;
+    size_t n_asked = 0, n_from = 0, n_rows = 0;
+    int64_t *asked = shard_comm_exchange_i64(c, want, count, &n_asked);
+    int64_t *from = shard_comm_exchange_i64(c, count64, ones, &n_from); /* from[r]: ids rank r asked me */
+    for (size_t k = 0; k < n_asked; k++) {
+        int64_t g = asked[k];
+        int64_t row = g >= o->index_first && g < o->index_first + o->index_n ? o->index[g - o->index_first] : -1;
+        if (row < 0)
+            shard_fatal(SHARD_EXIT_INTERNAL, "output: a triangle names particle %lld, which has no row",
+                        (long long)g);
+        asked[k] = row;
+    }
+    for (int r = 0; r < size; r++)
+        count[r] = (size_t)from[r];
+    int64_t *rows = shard_comm_exchange_i64(c, asked, count, &n_rows);
+    if (n_rows != nw)
+        shard_fatal(SHARD_EXIT_INTERNAL, "output: %zu rows came back for %zu ids", n_rows, nw);
+    for (size_t i = 0; i < m; i++) {
+        const int64_t *at = bsearch(&ids[i], want, nw, sizeof *want, shard_output_cmp_i64);
+        ids[i] = rows[at - want];
+    }
+    free(want), free(count), free(ones), free(count64), free(asked), free(from), free(rows);
+}
+
+/* Collective: the cells table's triangles as rows of /particles in a new array (caller frees), after checking
+ * the table's contract. */
+static int64_t *shard_output_cells(shard_output *o, shard_comm *c, const shard_output_table *tb)
+{
+    if (tb->n_cols != 1 || strcmp(tb->cols[0].name, "triangles") != 0 || tb->cols[0].type != SHARD_TYPE_I64 ||
+        tb->cols[0].ncomp != 3 || tb->points)
+        shard_fatal(SHARD_EXIT_INTERNAL, "output: cells table '%s' is not one column \"triangles\" of 3 int64",
+                    tb->group);
+    size_t m = 3 * tb->n_rows;
+    int64_t *ids = shard_malloc((m + 1) * sizeof *ids);
+    if (m)
+        memcpy(ids, tb->cols[0].data, m * sizeof *ids);
+    shard_output_rows_of(o, c, ids, m);
+    return ids;
 }
 
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
@@ -278,6 +467,16 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         o->first_row = shard_comm_exscan_i64(c, (int64_t)n_owned);
         shard_output_build_index(o, c, n_owned, gid);
     }
+    /* The cells table's ids translated to rows, with the index as it is now (rebuilt after a migration). */
+    int cells = -1;
+    int64_t *cell_rows = NULL;
+    for (int t = 0; t < n_tables && t < 8; t++)
+        if (tables[t].cells) {
+            if (cells >= 0)
+                shard_fatal(SHARD_EXIT_INTERNAL, "output: more than one cells table");
+            cells = t;
+            cell_rows = shard_output_cells(o, c, &tables[t]);
+        }
     /* Written under a temporary name and renamed when complete, so that a file under the final name is always
      * complete (a restart takes every such file back into the index) and one of the same name from an earlier
      * run survives a failed rewrite. */
@@ -285,6 +484,7 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
     if (shard_io_path(path, sizeof path, err, "%s/particles_%06ld.h5", o->dir, step) ||
         shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path)) {
         shard_comm_any_error(c, err);
+        free(cell_rows);
         return err->code;
     }
     uint64_t raw = (uint64_t)o->scene_len + (uint64_t)o->n_global * sizeof(int64_t);
@@ -332,9 +532,10 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         }
         for (int q = 0; q < tb->n_cols; q++)
             shard_h5w_rows(&w, tg, tb->cols[q].name, tb->cols[q].type, tb->cols[q].ncomp, table_rows[t],
-                           table_first[t], tb->n_rows, tb->cols[q].data);
+                           table_first[t], tb->n_rows, t == cells ? cell_rows : tb->cols[q].data);
         H5Gclose(tg);
     }
+    free(cell_rows);
     /* A failure is agreed on by every rank (same message everywhere) and the temporary file is removed. */
     if (shard_h5w_close(&w))
         return shard_error_set(err, SHARD_EXIT_IO, "output '%s': %s", path, w.what);
@@ -356,7 +557,9 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
                     memcpy(o->pt_cols, tables[t].cols, (size_t)o->pt_n_cols * sizeof *o->pt_cols);
                     o->pt_rows = table_rows[t];
                 }
-            shard_output_list(o, step, time);
+            if (cells >= 0)
+                snprintf(o->cl_group, sizeof o->cl_group, "%s", tables[cells].group);
+            shard_output_list(o, step, time, cells >= 0 ? table_rows[cells] : -2);
             /* The index could not be rewritten: the output is taken back, so that the index on disk still
              * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's
              * index may list it). */

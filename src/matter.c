@@ -6,10 +6,12 @@
 
 extern const shard_matter shard_matter_solid;
 extern const shard_matter shard_matter_rigid;
+extern const shard_matter shard_matter_cloth;
 
 static const shard_matter *const shard_matter_rows[] = {
     &shard_matter_solid,
     &shard_matter_rigid,
+    &shard_matter_cloth,
 };
 
 const shard_matter *const *shard_matter_table(int *n)

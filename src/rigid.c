@@ -178,6 +178,8 @@ int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, sh
         rb->bound = sqrt(s->radius * s->radius + 0.25 * len * len);
         break;
     }
+    case SHARD_SHAPE_GRID: /* a surface: not a rigid body's (the driver refuses the pair first) */
+        break;
     case SHARD_SHAPE_MESH: {
         int rc = shard_mesh_read(s->file, sc->path, &s->file_loc, &mesh, err);
         if (!rc)

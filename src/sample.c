@@ -120,6 +120,38 @@ static void shard_sample_fit(double *pts, size_t n, double s, const double lo[3]
     free(keys);
 }
 
+/* A grid's spacing (the scene parser's: the shorter cell edge). */
+static double shard_sample_grid_spacing(const shard_shape *g)
+{
+    double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
+    double lv = sqrt(g->v[0] * g->v[0] + g->v[1] * g->v[1] + g->v[2] * g->v[2]);
+    return fmin(lu / (double)g->divisions[0], lv / (double)g->divisions[1]);
+}
+
+void shard_sample_grid_vertex(const shard_shape *g, int64_t i, int64_t j, double X[3])
+{
+    double a = (double)i / (double)g->divisions[0], b = (double)j / (double)g->divisions[1];
+    for (int k = 0; k < 3; k++)
+        X[k] = g->p0[k] + a * g->u[k] + b * g->v[k];
+}
+
+/* The vertices of a grid's rows [k0, k1) (row j: the vertices (i, j), i = 0 .. n_u), row by row. */
+static void shard_sample_grid(const shard_shape *g, int64_t k0, int64_t k1, double **points, size_t *n)
+{
+    int64_t nu = g->divisions[0] + 1, nv = g->divisions[1] + 1;
+    if (k0 < 0)
+        k0 = 0;
+    if (k1 > nv)
+        k1 = nv;
+    size_t m = k1 > k0 ? (size_t)((k1 - k0) * nu) : 0;
+    double *pts = m ? shard_malloc(3 * m * sizeof *pts) : NULL;
+    for (int64_t j = k0, q = 0; j < k1; j++)
+        for (int64_t i = 0; i < nu; i++, q++)
+            shard_sample_grid_vertex(g, i, j, pts + 3 * q);
+    *points = pts;
+    *n = m;
+}
+
 /* What sampling a body costs, known before any point is made: lattice points of its bounding box (each is
  * tested) and the particles expected from its volume. */
 static int shard_sample_check_size(const shard_scene *scene, const shard_body_def *b, const double lo[3],
@@ -128,6 +160,8 @@ static int shard_sample_check_size(const shard_scene *scene, const shard_body_de
     double s = b->spacing, points = 1.0;
     for (int k = 0; k < 3; k++)
         points *= ceil((hi[k] - lo[k]) / s);
+    if (b->shape.kind == SHARD_SHAPE_GRID) /* no lattice: its vertices */
+        points = (double)(b->shape.divisions[0] + 1) * (double)(b->shape.divisions[1] + 1);
     double particles = volume / (s * s * s);
     if (!(particles >= 0.0))
         particles = points;
@@ -174,6 +208,9 @@ static double shard_sample_volume(const shard_shape *sh)
         double a[3] = {sh->p1[0] - sh->p0[0], sh->p1[1] - sh->p0[1], sh->p1[2] - sh->p0[2]};
         return M_PI * sh->radius * sh->radius * sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
     }
+    case SHARD_SHAPE_GRID: /* one lattice cell per vertex: what the size checks count */
+        return (double)(sh->divisions[0] + 1) * (double)(sh->divisions[1] + 1) * shard_sample_grid_spacing(sh) *
+               shard_sample_grid_spacing(sh) * shard_sample_grid_spacing(sh);
     case SHARD_SHAPE_MESH:
         break;
     }
@@ -273,6 +310,11 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
         rc = shard_sample_check_domain(scene, b, L->lo, hi, err);
     for (int k = 0; k < 3 && !rc; k++)
         L->dim[k] = (int64_t)ceil((hi[k] - L->lo[k]) / b->spacing);
+    if (!rc && b->shape.kind == SHARD_SHAPE_GRID) { /* its "planes" are its rows of vertices */
+        L->dim[0] = b->shape.divisions[0] + 1;
+        L->dim[1] = 1;
+        L->dim[2] = b->shape.divisions[1] + 1;
+    }
     return rc;
 }
 
@@ -290,6 +332,15 @@ static void shard_sample_body_planes(const shard_body_def *b, const shard_sample
     if (a1 > L->dim[2])
         a1 = L->dim[2];
     double s = b->spacing;
+    if (b->shape.kind == SHARD_SHAPE_GRID) {
+        shard_sample_grid(&b->shape, k0, k1, pts, n);
+        int64_t *pl = shard_malloc((*n + 1) * sizeof *pl), nu = b->shape.divisions[0] + 1;
+        int64_t r0 = k0 > 0 ? k0 : 0;
+        for (size_t i = 0; i < *n; i++)
+            pl[i] = r0 + (int64_t)i / nu;
+        *plane = pl;
+        return;
+    }
     if (b->shape.kind != SHARD_SHAPE_MESH)
         shard_sample_shape(&b->shape, s, a0, a1, pts, n);
     else
@@ -560,7 +611,15 @@ int64_t shard_sample_rank_first_plane(const shard_sample_plan *plan, int rank, i
  * are farther than h; one more plane for round-off. */
 static int64_t shard_sample_ghost_planes(const shard_body_def *b, double h)
 {
-    return h > 0.0 ? (int64_t)ceil(h / b->spacing) + 2 : 0;
+    double step = b->spacing;
+    if (b->shape.kind == SHARD_SHAPE_GRID) { /* a grid's rows are |u x v| / (|u| n_v) apart */
+        const shard_shape *g = &b->shape;
+        double n[3] = {g->u[1] * g->v[2] - g->u[2] * g->v[1], g->u[2] * g->v[0] - g->u[0] * g->v[2],
+                       g->u[0] * g->v[1] - g->u[1] * g->v[0]};
+        double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
+        step = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) / (lu * (double)g->divisions[1]);
+    }
+    return h > 0.0 ? (int64_t)ceil(h / step) + 2 : 0;
 }
 
 void shard_sample_share_points(const shard_scene *scene, const shard_sample_plan *plan, const double *h, int rank,

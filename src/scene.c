@@ -754,6 +754,56 @@ static const shard_scene_field mesh_rows[] = {
     {.key = "scale", .kind = FK_NUMBER, .offset = offsetof(shard_shape, scale), .r = GT(0), .def = {1}},
     {.key = "translate", .kind = FK_VEC3, .offset = offsetof(shard_shape, translate)},
 };
+/* divisions: [n_u, n_v], integers >= 1. */
+static int shard_scene_parse_divisions(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    long *d = target;
+    char what[80];
+    if (n->type != YN_SEQ || n->n != 2)
+        return shard_scene_fail(c, n, path, "expected [n_u, n_v], two integers >= 1, got %s",
+                                shard_scene_describe(what, n));
+    for (int k = 0; k < 2; k++) {
+        double v;
+        char sub[KEY_MAX];
+        shard_scene_index_path(sub, path, (size_t)k);
+        int rc = shard_scene_get_number(c, n->kids[k], sub, false, &v, NULL);
+        if (rc)
+            return rc;
+        if (v != floor(v) || !(v >= 1) || v > 1e9)
+            return shard_scene_fail(c, n->kids[k], sub, "expected an integer in [1, 1e9], got %s",
+                                    shard_scene_describe(what, n->kids[k]));
+        d[k] = (long)v;
+    }
+    return 0;
+}
+
+static int shard_scene_check_grid(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
+{
+    const shard_shape *s = base;
+    double n[3] = {s->u[1] * s->v[2] - s->u[2] * s->v[1], s->u[2] * s->v[0] - s->u[0] * s->v[2],
+                   s->u[0] * s->v[1] - s->u[1] * s->v[0]};
+    double area = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    double lu = sqrt(s->u[0] * s->u[0] + s->u[1] * s->u[1] + s->u[2] * s->u[2]);
+    double lv = sqrt(s->v[0] * s->v[0] + s->v[1] * s->v[1] + s->v[2] * s->v[2]);
+    char sub[KEY_MAX];
+    /* A parallelogram whose angle is below 1e-6 rad has triangles too thin to carry a membrane. */
+    if (!(area > 1e-6 * lu * lv) || !isfinite(area)) {
+        shard_scene_child_path(sub, path, lu > 0.0 ? "v" : "u");
+        return shard_scene_fail(c, shard_scene_map_get(node, lu > 0.0 ? "v" : "u", NULL), sub,
+                                "must be a nonzero vector not parallel to %s (the grid has no area)",
+                                lu > 0.0 ? "u" : "v");
+    }
+    return 0;
+}
+
+static const shard_scene_field grid_rows[] = {
+    {.key = "corner", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, p0)},
+    {.key = "u", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, u)},
+    {.key = "v", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, v)},
+    {.key = "divisions", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_shape, divisions),
+     .parse = shard_scene_parse_divisions},
+};
+static const shard_scene_section grid_section = SECTION(grid_rows, 0, shard_scene_check_grid);
 static const shard_scene_section box_section = SECTION(box_rows, 0, shard_scene_check_shape_box);
 static const shard_scene_section sphere_section = SECTION(sphere_rows, 0, NULL);
 static const shard_scene_section cylinder_section = SECTION(cylinder_rows, 0, shard_scene_check_cylinder);
@@ -766,6 +816,7 @@ static const shard_scene_field shape_rows[] = {
     {.key = "cylinder", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &cylinder_section,
      .variant = SHARD_SHAPE_CYLINDER},
     {.key = "mesh", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &mesh_section, .variant = SHARD_SHAPE_MESH},
+    {.key = "grid", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &grid_section, .variant = SHARD_SHAPE_GRID},
 };
 static const shard_scene_section shape_section = SECTION(shape_rows, OFF1(shard_shape, kind), NULL);
 
@@ -777,12 +828,13 @@ static int shard_scene_parse_shape(shard_scene_ctx *c, const shard_scene_node *n
     int rc = shard_scene_parse_section(c, n, path, &shape_section, s);
     if (rc)
         return rc;
-    if (!allow_mesh && s->kind == SHARD_SHAPE_MESH) {
+    if (!allow_mesh && (s->kind == SHARD_SHAPE_MESH || s->kind == SHARD_SHAPE_GRID)) {
+        const char *what = s->kind == SHARD_SHAPE_MESH ? "mesh" : "grid";
         const shard_scene_node *key = NULL;
         char sub[KEY_MAX];
-        (void)shard_scene_map_get(n, "mesh", &key);
-        shard_scene_child_path(sub, path, "mesh");
-        return shard_scene_fail(c, key, sub, "a region must be a box, sphere or cylinder, not a mesh");
+        (void)shard_scene_map_get(n, what, &key);
+        shard_scene_child_path(sub, path, what);
+        return shard_scene_fail(c, key, sub, "a region must be a box, sphere or cylinder, not a %s", what);
     }
     return 0;
 }
@@ -1099,8 +1151,12 @@ static const shard_scene_field body_rows[] = {
     {.key = "material", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_body_material},
     {.key = "shape", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, shape),
      .parse = shard_scene_parse_body_shape},
-    {.key = "spacing", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, spacing), .r = GT(0),
+    {.key = "spacing", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, spacing), .r = GT(0),
      .loc_offset = OFF1(shard_body_def, spacing_loc)},
+    {.key = "thickness", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, thickness), .r = GT(0),
+     .loc_offset = OFF1(shard_body_def, thickness_loc)},
+    {.key = "bending_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, bending),
+     .r = GE(0), .def = {-1}, .loc_offset = OFF1(shard_body_def, bending_loc)},
     {.key = "support", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, support), .r = IN('(', 1, 4, ']'),
      .def = {2.2}},
     {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
@@ -1112,7 +1168,40 @@ static const shard_scene_field body_rows[] = {
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
     {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
 };
-static const shard_scene_section body_section = SECTION(body_rows, 0, NULL);
+/* A lattice body gives its spacing; a grid (a surface: cloth) has its spacing from its divisions (the shorter
+ * cell edge) and a thickness instead, and may give its bending stiffness. */
+static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
+{
+    shard_body_def *b = base;
+    char sub[KEY_MAX];
+    if (b->shape.kind != SHARD_SHAPE_GRID) {
+        if (b->spacing_loc.line == 0)
+            return shard_scene_fail(c, node, path, "missing required key 'spacing'");
+        static const char *const surface_keys[] = {"thickness", "bending_stiffness"};
+        for (int k = 0; k < 2; k++) {
+            const shard_scene_node *v = shard_scene_map_get(node, surface_keys[k], NULL);
+            if (v) {
+                shard_scene_child_path(sub, path, surface_keys[k]);
+                return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`), not for a body of this shape");
+            }
+        }
+        return 0;
+    }
+    if (b->spacing_loc.line > 0) {
+        shard_scene_child_path(sub, path, "spacing");
+        return shard_scene_fail(c, shard_scene_map_get(node, "spacing", NULL), sub,
+                                "a grid's spacing comes from its divisions: leave it out");
+    }
+    if (b->thickness_loc.line == 0)
+        return shard_scene_fail(c, node, path, "missing required key 'thickness' (a surface's thickness, m)");
+    const shard_shape *g = &b->shape;
+    double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
+    double lv = sqrt(g->v[0] * g->v[0] + g->v[1] * g->v[1] + g->v[2] * g->v[2]);
+    b->spacing = fmin(lu / (double)g->divisions[0], lv / (double)g->divisions[1]);
+    b->spacing_loc = g->loc;
+    return 0;
+}
+static const shard_scene_section body_section = SECTION(body_rows, 0, shard_scene_check_body);
 
 static int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {

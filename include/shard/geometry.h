@@ -15,9 +15,11 @@ typedef enum shard_shape_kind {
     SHARD_SHAPE_SPHERE,
     SHARD_SHAPE_CYLINDER,
     SHARD_SHAPE_MESH,
+    SHARD_SHAPE_GRID,         /* a flat surface: a cloth's vertex grid (bodies only, not regions) */
 } shard_shape_kind;
 
-/* A solid region of space: a body's shape, or a region for a boundary condition. */
+/* A solid region of space: a body's shape, or a region for a boundary condition; or a flat grid of vertices
+ * (a cloth body's shape). */
 typedef struct shard_shape {
     shard_shape_kind kind;
     double min[3], max[3];    /* box: axis-aligned corners, min < max */
@@ -27,6 +29,8 @@ typedef struct shard_shape {
     char file[SHARD_PATH_MAX];/* mesh: path as resolved (relative paths are taken from the scene's folder) */
     double scale;             /* mesh: uniform scale applied first (default 1) */
     double translate[3];      /* mesh: then this translation (default 0) */
+    double u[3], v[3];        /* grid: the two edge vectors of the parallelogram from its corner p0, m */
+    long divisions[2];        /* grid: cells along u and along v (>= 1 each): (divisions + 1) vertices per edge */
     shard_src_loc loc;        /* the shape's node, key e.g. "bodies[0].shape" */
     shard_src_loc file_loc;   /* mesh: the file value, key "bodies[0].shape.mesh.file" */
 } shard_shape;

@@ -142,6 +142,7 @@ typedef struct shard_frame {
 enum {
     SHARD_MATTER_SLAVED = 1u << 0,      /* the module sets its particles' x and v (advance, settle) */
     SHARD_MATTER_OWN_CONTACT = 1u << 1, /* it resolves contacts among its bodies and with obstacles */
+    SHARD_MATTER_SURFACE = 1u << 2,     /* its bodies are surfaces (shape `grid`, with a thickness), and only its */
 };
 
 typedef struct shard_matter {
@@ -156,6 +157,9 @@ typedef struct shard_matter {
     /* Radius of the reference bonds of body b (m), or 0 for none: its particles then have no bond partner and
      * the module no halo. */
     double (*bond_radius)(const shard_scene *sc, int body);
+    /* The volume of particle k (its global id minus the body's first) of body b, m^3, from scene data and the
+     * per-body state (NULL: one lattice cell, spacing^3); its mass is the material's density times it. */
+    double (*particle_volume)(const shard_scene *sc, int body, int64_t k, const void *body_state);
     /* After the distribution (start-up and restart): derived per-particle data of the block. */
     void (*prepare)(const shard_matter_ctx *c);
     const shard_force_term *const *terms;
@@ -168,6 +172,10 @@ typedef struct shard_matter {
      * their number among the owned ones, and in *first, when there are any, the local index of the one with the
      * smallest global id (NULL: the kind has no such state).  The bond ghosts' x are current. */
     size_t (*inverted)(const shard_matter_ctx *c, size_t *first);
+    /* Surfaces (SHARD_MATTER_SURFACE): the triangles to draw, as global ids of their vertices, 3 per triangle,
+     * each triangle listed by exactly one rank; returns their number (tri NULL: only counts).  The driver
+     * writes them as the output table /cloth (output.h). */
+    size_t (*cells)(const shard_matter_ctx *c, int64_t *tri);
     /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
     void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);
     /* Fracture (fracture.h; NULL: bonds of this kind never break).  The driver runs it after every step, once

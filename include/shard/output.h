@@ -23,8 +23,11 @@
  *                        (n, 3), contact_force, contact_torque (n, 3 each: the contact impulses of the last step
  *                        / dt, torque about the centre of mass), axis_1, axis_2, axis_3 (n, 3 each: the body's
  *                        principal axes in the world, for oriented glyphs)
- *   /cloth               reserved for cloth triangles (a new group; readers of /particles are unaffected, so
- *                        adding it does not change format_version)
+ *   /cloth/triangles     when the scene has cloth: (n, 3) int64, one triangle per row, its corners as rows of
+ *                        /particles (not global ids: the writer translates them through the index), so that a
+ *                        reader draws it with /particles/position alone; attribute count = n.  The number of
+ *                        triangles may differ between files.  A new group: readers of /particles are
+ *                        unaffected, so adding it did not change format_version
  *
  * DIR/particles.xmf is an XDMF 2 temporal collection with one Polyvertex grid per written file, its
  * connectivity /particles/index (vertex cell g = the particle with global id g), HDF paths relative to DIR.
@@ -34,7 +37,11 @@
  * after a crash it lists exactly the outputs that were complete.  Writing into a folder replaces files of the
  * same names there.  A table marked `points` (the rigid-body frames) gets an index of its own, DIR/<group>.xmf,
  * in the same form: one Polyvertex grid per file at the table's `position`, with its `index` column as the
- * connectivity and every other column as a point attribute.
+ * connectivity and every other column as a point attribute.  A table marked `cells` (the cloth) gets DIR/<group>.xmf
+ * (DIR/cloth.xmf) in the same form too, rewritten in the same way: one Triangle grid per file with that table,
+ * its connectivity <group>/triangles, over the N points of /particles/position with the point attributes of
+ * particles.xmf; each grid gives its own triangle count (after a restart, the earlier run's files that have the
+ * table are listed again with the counts read from them; files without it have no grid).
  */
 #ifndef SHARD_OUTPUT_H
 #define SHARD_OUTPUT_H
@@ -77,6 +84,12 @@ typedef struct shard_output_table {
     const shard_output_attr *attrs;
     int points;  /* 1: also an XDMF index DIR/<group>.xmf of points (columns "position" and "index" required);
                   * at most one such table, the same columns and global row count at every write */
+    int cells;   /* 1: a table of triangles over the particles, with an XDMF index DIR/<group>.xmf: exactly one
+                  * column, "triangles", SHARD_TYPE_I64 with 3 components, holding GLOBAL IDS of particles
+                  * written in this call (any triangles on any rank, a rank may have none).  The writer
+                  * replaces every id by that particle's row in /particles (index[id]) before writing, so the
+                  * file holds rows; an id that is out of range or has no row is fatal (SHARD_EXIT_INTERNAL).
+                  * At most one such table (not also `points`); its row count may change between writes */
 } shard_output_table;
 
 /* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be

@@ -91,8 +91,13 @@ typedef struct shard_body_def {
     shard_src_loc kind_loc;
     int material;            /* index into scene->materials */
     shard_shape shape;
-    double spacing;          /* lattice spacing, m, > 0 */
+    double spacing;          /* lattice spacing, m, > 0 (a grid: its shorter cell edge, from its divisions) */
     shard_src_loc spacing_loc;
+    double thickness;        /* a surface (shape grid: cloth): thickness, m, > 0; 0 for lattice bodies */
+    shard_src_loc thickness_loc;
+    double bending;          /* a surface: bending stiffness D, N m, >= 0, or -1 when not given (the plate's
+                              * E t^3 / (12 (1 - nu^2))) */
+    shard_src_loc bending_loc;
     double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
     int sampling;            /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
     double velocity[3];      /* initial velocity, m/s */

@@ -42,6 +42,7 @@ int shard_shape_contains(const shard_shape *s, const double p[3])
         return r2 < s->radius * s->radius;
     }
     case SHARD_SHAPE_MESH:
+    case SHARD_SHAPE_GRID:
         return 0;
     }
     return 0;
@@ -67,6 +68,13 @@ void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3])
         }
         break;
     }
+    case SHARD_SHAPE_GRID:
+        for (int k = 0; k < 3; k++) {
+            double a = s->p0[k], b = a + s->u[k], c = a + s->v[k], d = b + s->v[k];
+            lo[k] = fmin(fmin(a, b), fmin(c, d));
+            hi[k] = fmax(fmax(a, b), fmax(c, d));
+        }
+        break;
     default:
         lo[0] = lo[1] = lo[2] = hi[0] = hi[1] = hi[2] = 0.0;
     }
@@ -120,6 +128,7 @@ double shard_shape_surface(const shard_shape *s, const double p[3], double n[3])
         return best;
     }
     case SHARD_SHAPE_MESH:
+    case SHARD_SHAPE_GRID:
         break;
     }
     return 0.0;

@@ -321,7 +321,8 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
         {"fit_min_mass", 0, 0, st->fit_min_mass}, {"m0", 0, 0, st->m0}, {"broken_bonds", 1, broken, 0},
     };
     memcpy(ft->attrs, a, sizeof a);
-    tables[0] = (shard_output_table){"fragments", n, nc, ft->cols, 10, ft->attrs, 0};
+    tables[0] = (shard_output_table){.group = "fragments", .n_rows = n, .n_cols = nc, .cols = ft->cols, .n_attrs = 10,
+                                     .attrs = ft->attrs};
     /* the histogram: every rank has it; rank 0 writes it */
     size_t nb = shard_comm_rank(s->comm) == 0 ? (size_t)st->n_bins : 0;
     double *lo = shard_malloc((nb + 1) * sizeof *lo), *hi = shard_malloc((nb + 1) * sizeof *hi);
@@ -336,7 +337,7 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
         ft->buf[11 + q] = hb[q];
         ft->hcols[q] = (shard_column){hn[q], q == 2 ? SHARD_TYPE_I64 : SHARD_TYPE_F64, 1, hb[q]};
     }
-    tables[1] = (shard_output_table){"fragments/histogram", nb, 5, ft->hcols, 0, NULL, 0};
+    tables[1] = (shard_output_table){.group = "fragments/histogram", .n_rows = nb, .n_cols = 5, .cols = ft->hcols};
     return 2;
 }
 

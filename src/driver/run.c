@@ -230,6 +230,33 @@ static void shard_sim_insitu(shard_sim *s)
         shard_fail_all(s->comm, e.code, e.msg);
 }
 
+/* The triangles of the surfaces (matter.h, cells) as the output table /cloth: global ids, which the writer turns
+ * into rows of /particles.  0 when no module of the scene draws any. */
+static int shard_sim_cells_make(shard_sim *s, int64_t **tri, shard_column *col, shard_output_table *table)
+{
+    size_t n = 0;
+    int any = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->cells && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            n += s->mod[m].def->cells(&mc, NULL);
+            any = 1;
+        }
+    *tri = NULL;
+    if (!any)
+        return 0;
+    *tri = shard_malloc((3 * n + 3) * sizeof **tri);
+    size_t at = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->cells && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            at += s->mod[m].def->cells(&mc, *tri + 3 * at);
+        }
+    *col = (shard_column){"triangles", SHARD_TYPE_I64, 3, *tri};
+    *table = (shard_output_table){.group = "cloth", .n_rows = n, .n_cols = 1, .cols = col, .cells = 1};
+    return 1;
+}
+
 int shard_sim_write_output(shard_sim *s, shard_error *err)
 {
     memset(err, 0, sizeof *err);
@@ -237,11 +264,14 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
         return 0;
     shard_column cols[SHARD_OUT_COUNT];
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
-    shard_output_table tables[3];
+    shard_output_table tables[4];
     shard_sim_fragment_tables ft;
     int n_tables = s->fracture ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
     shard_sim_frame_table fr;
     n_tables += shard_sim_frames_make(s, &fr, &tables[n_tables]);
+    int64_t *tri;
+    shard_column tri_col;
+    n_tables += shard_sim_cells_make(s, &tri, &tri_col, &tables[n_tables]);
     int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
                                 tables, err);
     if (!rc && s->fracture)
@@ -251,6 +281,7 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     if (s->fracture)
         shard_sim_fragment_tables_free(&ft);
     shard_sim_frames_free(&fr);
+    free(tri);
     if (!rc)
         s->last_output = s->step;
     return rc;

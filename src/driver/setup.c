@@ -63,6 +63,13 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
             return shard_error_at(err, sc->path, &bd->motion_loc,
                                   "body '%s' is of kind '%s': `motion` is for bodies that move as wholes (kind: "
                                   "rigid)", bd->name, m->kind);
+        int surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
+        if ((bd->shape.kind == SHARD_SHAPE_GRID) != surface)
+            return shard_error_at(err, sc->path, &bd->shape.loc,
+                                  surface ? "body '%s' is of kind '%s', a surface: its shape must be a `grid`"
+                                          : "body '%s' is of kind '%s', but its shape is a `grid`, a surface: a "
+                                            "grid is a cloth's shape (kind: cloth)",
+                                  bd->name, m->kind);
         if (bd->n_notches > 0 && !bonds)
             return shard_error_at(err, sc->path, &bd->notches[0].loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds: a notch cuts bonds",
@@ -392,8 +399,13 @@ void shard_sim_masses(shard_sim *s)
     const shard_scene *sc = &s->scene;
     shard_particles *p = &s->p;
     for (size_t i = 0; i < p->n_local; i++) {
-        const shard_body_def *bd = &sc->bodies[p->body[i]];
+        int b = p->body[i];
+        const shard_body_def *bd = &sc->bodies[b];
+        const shard_sim_module *md = &s->mod[s->body_module[b]];
         double vol = bd->spacing * bd->spacing * bd->spacing;
+        if (md->def->particle_volume) /* a surface's vertices: their share of its area x thickness */
+            vol = md->def->particle_volume(sc, b, p->gid[i] - s->body_first[b],
+                                           (const char *)md->bodies + (size_t)b * md->def->body_bytes);
         p->volume[i] = vol;
         p->mass[i] = sc->materials[bd->material].density * vol;
     }

@@ -6,8 +6,12 @@
  * compares its own particles bit for bit: in the output file it finds each particle's row through
  * /particles/index, in the checkpoint through /particles/global_id.  Every state row of the particle registry
  * and every bond list is checked, so a field added to the registry is covered without touching this test.
- * Rank 0 also loads the checkpoint through shard_checkpoint_load (full validation).  Exit 0 pass, 1 fail, 77
- * when Shard was built without HDF5. */
+ * Rank 0 also loads the checkpoint through shard_checkpoint_load (full validation).  Then a cells table
+ * (cloth triangles) is written into DIR/cells by shard_output_write itself, before and after the particles move
+ * to the next rank and after a restart: every triangle's corners, global ids mostly of other ranks' particles,
+ * must come back as rows of /particles holding those particles, and DIR/cells/cloth.xmf must list one Triangle
+ * grid per file with the cloth, with its own count.  Exit 0 pass, 1 fail, 77 when Shard was built without
+ * HDF5. */
 #include "shard/checkpoint.h"
 #include "shard/output.h"
 #include "shard/run.h"
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef SHARD_HAVE_HDF5
 int main(void)
@@ -269,6 +274,208 @@ static void check_checkpoint(shard_sim *s, const char *path, int64_t n, int me)
     H5Fclose(f);
 }
 
+/* Every rank hands its particles (the rows of every column) to the next rank, as a migration does.  Returns the
+ * new owned count; cols[q].data then point into bufs[q] (caller frees). */
+static size_t pass_on(shard_comm *c, size_t n_owned, int m, shard_column *cols, void **bufs)
+{
+    int me = shard_comm_rank(c), size = shard_comm_size(c);
+    size_t rb[SHARD_OUT_COUNT], row = 0;
+    for (int q = 0; q < m; q++)
+        rb[q] = type_size(cols[q].type) * (size_t)cols[q].ncomp, row += rb[q];
+    size_t words = (row + 7) / 8, *count = calloc((size_t)size, sizeof *count), n_recv = 0;
+    int64_t *send = calloc(n_owned * words + 1, sizeof *send);
+    for (size_t i = 0; i < n_owned; i++) {
+        unsigned char *at = (unsigned char *)(send + i * words);
+        for (int q = 0; q < m; at += rb[q], q++)
+            memcpy(at, (const unsigned char *)cols[q].data + i * rb[q], rb[q]);
+    }
+    count[(me + 1) % size] = n_owned * words;
+    int64_t *recv = shard_comm_exchange_i64(c, send, count, &n_recv);
+    size_t n = n_recv / words;
+    for (int q = 0; q < m; q++) {
+        bufs[q] = malloc(n * rb[q] + 1);
+        cols[q].data = bufs[q];
+    }
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *at = (const unsigned char *)(recv + i * words);
+        for (int q = 0; q < m; at += rb[q], q++)
+            memcpy((unsigned char *)bufs[q] + i * rb[q], at, rb[q]);
+    }
+    free(count), free(send), free(recv);
+    return n;
+}
+
+/* One file's cloth, on every rank: the table has m rows, this rank's n_tri (tri, global ids) from row `first`;
+ * each corner must be a row of /particles whose global id, index entry and position (pos_of: by global id, from
+ * memory) are those of the particle it was built from. */
+static void check_cloth(const char *dir, long step, int64_t n, const int64_t *tri, size_t n_tri, int64_t first,
+                        int64_t m, const double *pos_of, int me)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/particles_%06ld.h5", dir, step);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    SHARD_ENSURE(f >= 0);
+    if (f < 0)
+        return;
+    hid_t g = H5Lexists(f, "/cloth", H5P_DEFAULT) > 0 ? H5Gopen2(f, "/cloth", H5P_DEFAULT) : -1;
+    SHARD_ENSURE(g >= 0);
+    if (g >= 0) {
+        SHARD_ENSURE(attr_i64(g, "count") == m);
+        H5Gclose(g);
+    }
+    int64_t *rows = read_all(f, "/cloth/triangles", H5T_NATIVE_INT64, 3 * 8, m);
+    double *pos = read_all(f, "/particles/position", H5T_NATIVE_DOUBLE, 3 * 8, n);
+    int64_t *gid = read_all(f, "/particles/global_id", H5T_NATIVE_INT64, 8, n);
+    int64_t *index = read_all(f, "/particles/index", H5T_NATIVE_INT64, 8, n);
+    SHARD_ENSURE(rows && pos && gid && index);
+    long bad = 0;
+    for (size_t k = 0; rows && pos && gid && index && k < 3 * n_tri; k++) {
+        int64_t id = tri[k], row = rows[3 * first + (int64_t)k];
+        if (row < 0 || row >= n || gid[row] != id || index[id] != row || memcmp(pos + 3 * row, pos_of + 3 * id, 24))
+            bad++;
+    }
+    if (bad)
+        fprintf(stderr, "FAIL rank %d: step %ld: %ld of %zu triangle corners are not the rows of their particles\n",
+                me, step, bad, 3 * n_tri);
+    SHARD_ENSURE(bad == 0);
+    free(rows), free(pos), free(gid), free(index);
+    H5Fclose(f);
+}
+
+/* Rank 0: the triangle counts of the Triangle grids of an .xmf, in order (at most max); -1 if unreadable. */
+static int xmf_triangles(const char *path, long long *count, int max)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return -1;
+    char line[4096];
+    int k = 0;
+    while (fgets(line, sizeof line, fp)) {
+        const char *t = strstr(line, "TopologyType=\"Triangle\" NumberOfElements=\"");
+        if (t && k < max)
+            count[k++] = strtoll(t + strlen("TopologyType=\"Triangle\" NumberOfElements=\""), NULL, 10);
+    }
+    fclose(fp);
+    return k;
+}
+
+/* Rank 0: how many lines of an .xmf hold `what`. */
+static int xmf_lines(const char *path, const char *what)
+{
+    FILE *fp = fopen(path, "r");
+    char line[4096];
+    int k = 0;
+    while (fp && fgets(line, sizeof line, fp))
+        k += strstr(line, what) != NULL;
+    if (fp)
+        fclose(fp);
+    return k;
+}
+
+/* Triangles over this rank's particles gid[0..n_owned): for every `every`-th global id g, (g, g + a, g + b)
+ * mod n; none on rank `none`.  Returns the count; *tri is a new array (caller frees). */
+static size_t make_triangles(const int64_t *gid, size_t n_owned, int64_t n, int64_t every, int64_t a, int64_t b,
+                             int none, int me, int64_t **tri)
+{
+    size_t k = 0;
+    *tri = malloc((3 * n_owned + 1) * sizeof **tri);
+    for (size_t i = 0; i < n_owned && me != none; i++)
+        if (gid[i] % every == 0) {
+            (*tri)[3 * k] = gid[i], (*tri)[3 * k + 1] = (gid[i] + a) % n, (*tri)[3 * k + 2] = (gid[i] + b) % n;
+            k++;
+        }
+    return k;
+}
+
+/* The cells table through shard_output_write into DIR/cells: step 29 without it, 30 with triangles on every
+ * rank, 31 after every particle moved to the next rank (fewer triangles, none on rank 0), then a new writer
+ * resumed at step 31 writes 32.  The cloth index must list 30, 31 and 32 with their own counts. */
+static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n, int me, int size)
+{
+    char out[1100];
+    snprintf(out, sizeof out, "%s/cells", dir);
+    const shard_particles *p = shard_sim_particles(s);
+    shard_column cols[SHARD_OUT_COUNT];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
+    /* every particle's position by global id, from memory, to check the corners against */
+    double *mine = malloc((4 * p->n_owned + 1) * sizeof *mine);
+    for (size_t i = 0; i < p->n_owned; i++)
+        mine[4 * i] = (double)p->gid[i], memcpy(mine + 4 * i + 1, p->x + 3 * i, 24);
+    size_t total = 0;
+    double *all = shard_comm_allgather_bytes(c, mine, 4 * p->n_owned * sizeof *mine, &total);
+    double *pos_of = calloc(3 * (size_t)n + 1, sizeof *pos_of);
+    for (size_t k = 0; k < total / (4 * sizeof *all); k++)
+        memcpy(pos_of + 3 * (int64_t)all[4 * k], all + 4 * k + 1, 24);
+    free(mine), free(all);
+
+    shard_error err;
+    shard_output *o = shard_output_create(out, "roundtrip.yaml", "", 0);
+    SHARD_ENSURE(shard_output_write(o, c, 29, 0.29, p->n_owned, m, cols, 0, NULL, &err) == 0);
+    long step[3] = {30, 31, 32};
+    int64_t count[3], first;
+    int64_t *tri = NULL;
+    size_t n_tri = make_triangles(p->gid, p->n_owned, n, 1, 1, 7, -1, me, &tri);
+    shard_column tc = {"triangles", SHARD_TYPE_I64, 3, tri};
+    shard_output_table tb = {.group = "cloth", .n_rows = n_tri, .n_cols = 1, .cols = &tc, .cells = 1};
+    SHARD_ENSURE(shard_output_write(o, c, 30, 0.30, p->n_owned, m, cols, 1, &tb, &err) == 0);
+    count[0] = shard_comm_sum_i64(c, (int64_t)n_tri), first = shard_comm_exscan_i64(c, (int64_t)n_tri);
+    SHARD_ENSURE(count[0] == n);
+    check_cloth(out, 30, n, tri, n_tri, first, count[0], pos_of, me);
+    free(tri);
+
+    /* the migration: rows and index change; the translation must use the new index */
+    void *bufs[SHARD_OUT_COUNT];
+    size_t n_owned = pass_on(c, p->n_owned, m, cols, bufs);
+    const int64_t *gid = NULL;
+    for (int q = 0; q < m; q++)
+        if (!strcmp(cols[q].name, "global_id"))
+            gid = cols[q].data;
+    shard_output_owners_changed(o);
+    n_tri = make_triangles(gid, n_owned, n, 2, 3, n / 2, size > 1 ? 0 : -1, me, &tri);
+    tc.data = tri, tb.n_rows = n_tri;
+    SHARD_ENSURE(shard_output_write(o, c, 31, 0.31, n_owned, m, cols, 1, &tb, &err) == 0);
+    count[1] = shard_comm_sum_i64(c, (int64_t)n_tri), first = shard_comm_exscan_i64(c, (int64_t)n_tri);
+    check_cloth(out, 31, n, tri, n_tri, first, count[1], pos_of, me);
+    free(tri);
+    shard_output_destroy(&o);
+
+    /* a restart at step 31: the index takes the earlier files back, their triangle counts read from them */
+    o = shard_output_create(out, "roundtrip.yaml", "", 0);
+    shard_interval iv = {.every = 1};
+    shard_output_resume(o, c, &iv, 31, 0.01);
+    n_tri = make_triangles(gid, n_owned, n, 3, n - 1, 5, -1, me, &tri);
+    tc.data = tri, tb.n_rows = n_tri;
+    SHARD_ENSURE(shard_output_write(o, c, 32, 0.32, n_owned, m, cols, 1, &tb, &err) == 0);
+    count[2] = shard_comm_sum_i64(c, (int64_t)n_tri), first = shard_comm_exscan_i64(c, (int64_t)n_tri);
+    check_cloth(out, 32, n, tri, n_tri, first, count[2], pos_of, me);
+    free(tri);
+    shard_output_destroy(&o);
+    for (int q = 0; q < m; q++)
+        free(bufs[q]);
+    free(pos_of);
+
+    if (me == 0) {
+        char xmf[1200], pxmf[1200];
+        snprintf(xmf, sizeof xmf, "%s/cloth.xmf", out);
+        snprintf(pxmf, sizeof pxmf, "%s/particles.xmf", out);
+        long long got[8];
+        int k = xmf_triangles(xmf, got, 8);
+        SHARD_ENSURE(k == 3);
+        for (int j = 0; j < 3 && j < k; j++) {
+            if (got[j] != count[j])
+                fprintf(stderr, "FAIL: cloth.xmf: step %ld has %lld triangles, expected %lld\n", step[j], got[j],
+                        (long long)count[j]);
+            SHARD_ENSURE(got[j] == count[j]);
+        }
+        SHARD_ENSURE(xmf_lines(xmf, "cloth/triangles</DataItem>") == 3);
+        SHARD_ENSURE(xmf_lines(xmf, "particles_000029.h5") == 0);
+        /* the same point attributes as particles.xmf (which also lists step 29) */
+        SHARD_ENSURE(xmf_lines(pxmf, "TopologyType=\"Polyvertex\"") == 4);
+        SHARD_ENSURE(xmf_lines(xmf, "<Attribute ") == 3 * m - 3 && xmf_lines(pxmf, "<Attribute ") == 4 * m - 4);
+        SHARD_ENSURE(access(xmf, F_OK) == 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     shard_comm *c = shard_comm_init(&argc, &argv);
@@ -301,6 +508,7 @@ int main(int argc, char **argv)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     check_output(s, out, n, me);
     check_checkpoint(s, ck, n, me);
+    check_cells(s, c, argv[1], n, me, size);
     if (me == 0) {
         shard_checkpoint_data d;
         shard_block rows;

@@ -1,0 +1,311 @@
+/* Cloth as a matter module (kind: cloth): the glue between the driver's matter table (matter.h) and the
+ * kernels of cloth.c.  A cloth body's shape is a grid; its vertices are the particles (mass: a third of their
+ * triangles' areas x density x thickness).  Its reference bonds join the vertices of one body closer than the
+ * widest hinge, so that every triangle and hinge of an owned vertex has its vertices among the owned
+ * particles and the bond ghosts, which the driver keeps current.
+ *
+ * Each rank lists the elements (triangles, hinges) with an owned vertex, by increasing id (prepare), computes
+ * each once and adds its forces into its owned vertices: a vertex's force is the sum of its elements in id
+ * order, triangles first, whatever the partition (so results are the same on any number of ranks).  An
+ * element with vertices on two ranks is computed on both from the same bits. */
+#include "shard/matter.h"
+
+#include "shard/cloth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct shard_cloth_tri_el {
+    int32_t v[3];               /* local indices */
+    int32_t body;
+    shard_cloth_tri rest;
+} shard_cloth_tri_el;
+
+typedef struct shard_cloth_hinge_el {
+    int32_t v[4];
+    int32_t body;
+    shard_cloth_hinge_rest rest;
+} shard_cloth_hinge_el;
+
+/* The rank's elements (rebuilt by prepare after every distribution). */
+typedef struct shard_cloth_state {
+    shard_cloth_tri_el *tri;
+    size_t n_tri, cap_tri;
+    shard_cloth_hinge_el *hinge;
+    size_t n_hinge, cap_hinge;
+    int32_t *first_owned;       /* per element, triangles then hinges: 1 when its vertex 0 is owned here
+                                 * (the element's energy and output cell are counted there) */
+    size_t cap_first;
+} shard_cloth_state;
+
+static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, shard_error *err)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    if (bd->shape.kind != SHARD_SHAPE_GRID)
+        return shard_error_at(err, sc->path, &bd->shape.loc,
+                              "body '%s' is a cloth: its shape must be a `grid` (corner, u, v, divisions)",
+                              bd->name);
+    if (bd->n_notches > 0)
+        return shard_error_at(err, sc->path, &bd->notches[0].loc, "body '%s' is a cloth: it cannot have notches",
+                              bd->name);
+    if (bd->n_tractions > 0)
+        return shard_error_at(err, sc->path, &bd->tractions[0].loc,
+                              "body '%s' is a cloth: tractions are for lattice bodies (use prescribed vertices)",
+                              bd->name);
+    if (bd->shape.divisions[0] < 2 || bd->shape.divisions[1] < 2)
+        return shard_error_at(err, sc->path, &bd->shape.loc,
+                              "body '%s': a cloth grid needs at least 2 x 2 divisions, got %ld x %ld", bd->name,
+                              bd->shape.divisions[0], bd->shape.divisions[1]);
+    shard_cloth_params_init(state, &bd->shape, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
+    return 0;
+}
+
+static double shard_matter_cloth_dt(const shard_scene *sc, int b, const void *state)
+{
+    (void)sc, (void)b;
+    return ((const shard_cloth_params *)state)->dt;
+}
+
+static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
+{
+    shard_cloth_params cp;
+    const shard_body_def *bd = &sc->bodies[b];
+    if (bd->shape.kind != SHARD_SHAPE_GRID)
+        return 0.0;
+    memset(&cp, 0, sizeof cp);
+    cp.grid = bd->shape, cp.nu = bd->shape.divisions[0], cp.nv = bd->shape.divisions[1];
+    return 1.01 * shard_cloth_stencil_radius(&cp); /* bonds are strictly shorter than the radius */
+}
+
+static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k, const void *state)
+{
+    const shard_cloth_params *cp = state;
+    (void)sc, (void)b;
+    return shard_cloth_vertex_area(cp, k) * cp->thickness;
+}
+
+/* The local index of the vertex of global id g among owned particle i and its bond partners (rows are sorted
+ * by partner id), or -1. */
+static int32_t shard_matter_cloth_find(const shard_phys *ph, size_t i, int64_t g)
+{
+    const shard_particles *p = ph->p;
+    if (p->gid[i] == g)
+        return (int32_t)i;
+    int64_t lo = ph->ref_bonds->start[i], hi = ph->ref_bonds->start[i + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int64_t gm = p->gid[ph->ref_bonds->idx[mid]];
+        if (gm == g)
+            return ph->ref_bonds->idx[mid];
+        if (gm < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+typedef struct shard_cloth_key {
+    int32_t body;
+    int64_t id;
+    int32_t from;               /* an owned vertex of the element */
+} shard_cloth_key;
+
+static int shard_cloth_key_cmp(const void *pa, const void *pb)
+{
+    const shard_cloth_key *a = pa, *b = pb;
+    if (a->body != b->body)
+        return a->body < b->body ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Sorted, without repeats (keeps the first `from`). */
+static size_t shard_cloth_keys_unique(shard_cloth_key *k, size_t n)
+{
+    if (n > 1)
+        qsort(k, n, sizeof *k, shard_cloth_key_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || shard_cloth_key_cmp(&k[m - 1], &k[i]) != 0)
+            k[m++] = k[i];
+    return m;
+}
+
+/* The local indices out[0..n) of an element's vertices (indices v in body key->body), found among the bond
+ * partners of the owned vertex that listed it. */
+static void shard_cloth_resolve(const shard_phys *ph, const shard_cloth_key *key, const int64_t *v, int n,
+                                int32_t *out)
+{
+    for (int q = 0; q < n; q++) {
+        int64_t g = ph->body_first[key->body] + v[q];
+        if ((out[q] = shard_matter_cloth_find(ph, (size_t)key->from, g)) < 0)
+            shard_fatal(SHARD_EXIT_INTERNAL, "cloth: vertex %lld is not a bond partner of vertex %lld",
+                        (long long)g, (long long)ph->p->gid[key->from]);
+    }
+}
+
+static const shard_cloth_params *shard_cloth_body(const shard_matter_ctx *c, int32_t b)
+{
+    return (const shard_cloth_params *)((const char *)c->bodies + (size_t)b * sizeof(shard_cloth_params));
+}
+
+static void shard_matter_cloth_prepare(const shard_matter_ctx *c)
+{
+    shard_cloth_state *st = c->state;
+    const shard_phys *ph = c->ph;
+    const shard_particles *p = ph->p;
+    const shard_block *blk = c->block;
+    size_t cap = 18 * blk->n_owned + 1, nt = 0, nh = 0;
+    shard_cloth_key *tk = shard_malloc(cap * sizeof *tk), *hk = shard_malloc(cap * sizeof *hk);
+    for (size_t i = blk->first; i < blk->first + blk->n_owned; i++) {
+        int32_t b = p->body[i];
+        const shard_cloth_params *cp = shard_cloth_body(c, b);
+        int64_t k = p->gid[i] - ph->body_first[b], ids[12];
+        int n = shard_cloth_vertex_triangles(cp, k, ids);
+        for (int q = 0; q < n; q++)
+            tk[nt++] = (shard_cloth_key){b, ids[q], (int32_t)i};
+        n = shard_cloth_vertex_hinges(cp, k, ids);
+        for (int q = 0; q < n; q++)
+            hk[nh++] = (shard_cloth_key){b, ids[q], (int32_t)i};
+    }
+    nt = shard_cloth_keys_unique(tk, nt);
+    nh = shard_cloth_keys_unique(hk, nh);
+    shard_reserve((void **)&st->tri, &st->cap_tri, nt + 1, sizeof *st->tri);
+    shard_reserve((void **)&st->hinge, &st->cap_hinge, nh + 1, sizeof *st->hinge);
+    shard_reserve((void **)&st->first_owned, &st->cap_first, nt + nh + 1, sizeof *st->first_owned);
+    for (size_t e = 0; e < nt; e++) {
+        int64_t v[3];
+        shard_cloth_triangle(shard_cloth_body(c, tk[e].body), tk[e].id, v);
+        shard_cloth_tri_el *el = &st->tri[e];
+        el->body = tk[e].body;
+        shard_cloth_resolve(ph, &tk[e], v, 3, el->v);
+        shard_cloth_tri_rest(p->X + 3 * el->v[0], p->X + 3 * el->v[1], p->X + 3 * el->v[2], &el->rest);
+        st->first_owned[e] = (size_t)el->v[0] < p->n_owned;
+    }
+    for (size_t e = 0; e < nh; e++) {
+        const shard_cloth_params *cp = shard_cloth_body(c, hk[e].body);
+        int64_t v[4];
+        shard_cloth_hinge(cp, hk[e].id, v);
+        shard_cloth_hinge_el *el = &st->hinge[e];
+        el->body = hk[e].body;
+        shard_cloth_resolve(ph, &hk[e], v, 4, el->v);
+        shard_cloth_hinge_rest_init(cp, p->X + 3 * el->v[0], p->X + 3 * el->v[1], p->X + 3 * el->v[2],
+                                    p->X + 3 * el->v[3], &el->rest);
+        st->first_owned[nt + e] = (size_t)el->v[0] < p->n_owned;
+    }
+    st->n_tri = nt, st->n_hinge = nh;
+    free(tk), free(hk);
+}
+
+static void shard_matter_cloth_free(void *state)
+{
+    shard_cloth_state *st = state;
+    free(st->tri), free(st->hinge), free(st->first_owned);
+    memset(st, 0, sizeof *st);
+}
+
+/* The elements' forces into f (owned vertices only) and, with energy non-NULL, the energy of the elements
+ * counted here. */
+static void shard_matter_cloth_run(const shard_matter_ctx *c, double *f, shard_xsum *energy)
+{
+    const shard_cloth_state *st = c->state;
+    const shard_particles *p = c->ph->p;
+    size_t n_owned = p->n_owned;
+    for (size_t e = 0; e < st->n_tri; e++) {
+        const shard_cloth_tri_el *el = &st->tri[e];
+        const shard_cloth_params *cp = shard_cloth_body(c, el->body);
+        double fe[9] = {0};
+        double W = shard_cloth_membrane(cp, &el->rest, p->x + 3 * el->v[0], p->x + 3 * el->v[1],
+                                        p->x + 3 * el->v[2], p->v + 3 * el->v[0], p->v + 3 * el->v[1],
+                                        p->v + 3 * el->v[2], fe);
+        if (energy && st->first_owned[e])
+            shard_xsum_add(energy, W);
+        for (int q = 0; q < 3 && f; q++)
+            if ((size_t)el->v[q] < n_owned)
+                for (int k = 0; k < 3; k++)
+                    f[3 * el->v[q] + k] += fe[3 * q + k];
+    }
+    for (size_t e = 0; e < st->n_hinge; e++) {
+        const shard_cloth_hinge_el *el = &st->hinge[e];
+        const shard_cloth_params *cp = shard_cloth_body(c, el->body);
+        const double *x[4], *v[4];
+        for (int q = 0; q < 4; q++)
+            x[q] = p->x + 3 * el->v[q], v[q] = p->v + 3 * el->v[q];
+        double fe[12] = {0};
+        double W = shard_cloth_bending(cp, &el->rest, x, v, fe);
+        if (energy && st->first_owned[st->n_tri + e])
+            shard_xsum_add(energy, W);
+        for (int q = 0; q < 4 && f; q++)
+            if ((size_t)el->v[q] < n_owned)
+                for (int k = 0; k < 3; k++)
+                    f[3 * el->v[q] + k] += fe[3 * q + k];
+    }
+}
+
+static size_t shard_matter_cloth_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts)
+{
+    (void)list, (void)n, (void)ghosts; /* one-pass: every owned vertex (list is NULL) */
+    shard_matter_cloth_run(c, f, NULL);
+    return 0;
+}
+
+static void shard_matter_cloth_energy(const shard_matter_ctx *c, shard_xsum *acc)
+{
+    shard_matter_cloth_run(c, NULL, acc);
+}
+
+static size_t shard_matter_cloth_cells(const shard_matter_ctx *c, int64_t *tri)
+{
+    const shard_cloth_state *st = c->state;
+    const shard_particles *p = c->ph->p;
+    size_t n = 0;
+    for (size_t e = 0; e < st->n_tri; e++)
+        if (st->first_owned[e]) {
+            if (tri)
+                for (int q = 0; q < 3; q++)
+                    tri[3 * n + q] = p->gid[st->tri[e].v[q]];
+            n++;
+        }
+    return n;
+}
+
+static void shard_matter_cloth_describe(const shard_scene *sc, int b, char *buf, size_t len)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    shard_cloth_params cp;
+    shard_cloth_params_init(&cp, &bd->shape, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
+    snprintf(buf, len, "cloth %ld x %ld cells, thickness %g m, %g kg/m^2, bending stiffness %g N m",
+             bd->shape.divisions[0], bd->shape.divisions[1], bd->thickness, m->density * bd->thickness, cp.D);
+}
+
+static const shard_force_term shard_matter_cloth_force = {
+    .name = "cloth",
+    .phase = "Cloth",
+    .order = SHARD_FORCE_ORDER_CLOTH,
+    .add = shard_matter_cloth_add,
+    .energy = shard_matter_cloth_energy,
+};
+static const shard_force_term *const shard_matter_cloth_terms[] = {&shard_matter_cloth_force};
+
+const shard_matter shard_matter_cloth = {
+    .kind = "cloth",
+    .about = "cloth: St Venant-Kirchhoff membrane and discrete-shell bending on a vertex grid",
+    .body_bytes = sizeof(shard_cloth_params),
+    .body_init = shard_matter_cloth_init,
+    .dt_limit = shard_matter_cloth_dt,
+    .dt_name = "cloth wave speed",
+    .bond_radius = shard_matter_cloth_bond_radius,
+    .particle_volume = shard_matter_cloth_volume,
+    .prepare = shard_matter_cloth_prepare,
+    .terms = shard_matter_cloth_terms,
+    .n_terms = 1,
+    .describe = shard_matter_cloth_describe,
+    .cells = shard_matter_cloth_cells,
+    .flags = SHARD_MATTER_SURFACE,
+    .state_bytes = sizeof(shard_cloth_state),
+    .state_free = shard_matter_cloth_free,
+};

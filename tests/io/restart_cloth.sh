@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Cloth through checkpoints and output: (run N steps) and (run k steps, checkpoint, restart on another rank
+# count, run N - k) end with the same state hash, bit for bit; every output file holds /cloth/triangles (the
+# two grids' 2 x (16 x 16 + 8 x 4) triangles, as rows of /particles whose global ids are the triangles'
+# vertices), cloth.xmf indexes them, and ParaView draws them (when pvpython and xvfb-run are installed).
+# usage: restart_cloth.sh SHARD   (run in tests/io)
+set -uo pipefail
+# shellcheck source=tests/lib.sh
+. ../lib.sh
+test_init "$1"
+need_hdf5
+scene=scenes/restart_cloth.yaml
+N=1500
+
+ref=$(ref_hash "$scene" $N)
+[ -n "$ref" ] || { fail "no reference hash"; finish; }
+echo "reference: $N steps on 1 rank without output: $ref"
+
+h=$(shard_run 2 run "$scene" --steps $N --out "$WORK/full" | hash_of)
+expect_eq "output and checkpoints do not perturb the state (2 ranks)" "$h" "$ref"
+
+shard_run 1 run "$scene" --steps 600 --out "$WORK/a" > "$WORK/a.log"
+h=$(shard_run 3 run "$scene" --restart "$WORK/a/checkpoint_000600.h5" --steps $N --out "$WORK/a" | hash_of)
+expect_eq "restart 1 -> 3 ranks at step 600" "$h" "$ref"
+shard_run 3 run "$scene" --steps 600 --out "$WORK/b" > "$WORK/b.log"
+h=$(shard_run 2 run --restart "$WORK/b/checkpoint_000600.h5" --steps $N --out "$WORK/b" | hash_of)
+expect_eq "restart 3 -> 2 ranks at step 600" "$h" "$ref"
+
+if command -v h5dump >/dev/null; then
+  rows=$(h5dump -A -a /cloth/triangles/count "$WORK/full/particles_001500.h5" 2>/dev/null | sed -n 's/^ *(0): //p')
+  [ -n "$rows" ] || rows=$(h5dump -H -d /cloth/triangles "$WORK/full/particles_001500.h5" 2>/dev/null |
+                           sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\), 3 ).*/\1/p')
+  expect_eq "/cloth/triangles holds every triangle" "$rows" 576
+  # every triangle's corners are rows whose global ids form a triangle of the grids: the first one of the
+  # sheet's cell (0, 0) is (0, 1, 18), so some row of /cloth/triangles maps to those ids
+  python3 - "$WORK/full/particles_001500.h5" <<'PY' && pass "/cloth/triangles rows name the grids' triangles" ||
+import subprocess, sys
+f = sys.argv[1]
+def dump(d):
+    out = subprocess.run(["h5dump", "-w", "0", "-y", "-d", d, f], capture_output=True, text=True).stdout
+    body = out[out.index("DATA {") + 6:out.rindex("}")]
+    return [int(v) for v in body.replace(",", " ").split() if v.lstrip("-").isdigit()]
+tri, gid = dump("/cloth/triangles"), dump("/particles/global_id")
+tris = {tuple(sorted(gid[r] for r in tri[3 * k:3 * k + 3])) for k in range(len(tri) // 3)}
+# the sheet's 16 x 16 grid: vertex (i, j) is j * 17 + i; cell (i, j) has (v00, v10, v11) and (v00, v11, v01)
+want = set()
+for j in range(16):
+    for i in range(16):
+        a, b, c, d = j * 17 + i, j * 17 + i + 1, (j + 1) * 17 + i + 1, (j + 1) * 17 + i
+        want.add(tuple(sorted((a, b, c)))), want.add(tuple(sorted((a, c, d))))
+sys.exit(0 if want <= tris and len(tris) == 576 else 1)
+PY
+  fail "/cloth/triangles does not name the sheet's triangles"
+fi
+grids=$(grep -c '<Grid Name="step_' "$WORK/full/cloth.xmf" 2>/dev/null)
+expect_eq "cloth.xmf lists the 6 outputs (0..1500 every 300)" "$grids" 6
+grids=$(grep -c '<Grid Name="step_' "$WORK/a/cloth.xmf" 2>/dev/null)
+expect_eq "after the 1 -> 3 restart cloth.xmf lists every output particles.xmf lists" "$grids" \
+  "$(grep -c '<Grid Name="step_' "$WORK/a/particles.xmf" 2>/dev/null)"
+grep -q 'TopologyType="Triangle"' "$WORK/full/cloth.xmf" && pass "cloth.xmf has Triangle grids" ||
+  fail "cloth.xmf has no Triangle topology"
+
+if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
+  n=$(shard_run 1 check "$scene" | sed -n 's/^Particles: \([0-9]*\),.*/\1/p')
+  xvfb-run -a -s "-screen 0 1024x768x24 -noreset" pvpython check_xdmf.py --cells "$WORK/full/cloth.xmf" "$n" 6 \
+    > "$WORK/pv.log" 2>&1
+  grep -q '^all checks passed' "$WORK/pv.log" && pass "ParaView draws cloth.xmf's triangles" ||
+    { tail -20 "$WORK/pv.log"; fail "ParaView's readers on cloth.xmf"; }
+fi
+
+finish "cloth restarts bit-identically on another rank count and is drawn from cloth.xmf"
