@@ -11,6 +11,7 @@
 #include "shard/matter.h"
 
 #include "shard/cloth.h"
+#include "shard/mesh.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,14 +41,28 @@ typedef struct shard_cloth_state {
     size_t cap_first;
 } shard_cloth_state;
 
+/* A surface mesh body's cloth topology: its file read and transformed like sampling's (the vertices are the
+ * particles in file order).  0 or SHARD_EXIT_INPUT. */
+static int shard_matter_cloth_mesh(const shard_scene *sc, const shard_body_def *bd, shard_cloth_mesh *cm,
+                                   shard_error *err)
+{
+    shard_mesh m = {0};
+    int rc = shard_mesh_read(bd->shape.file, sc->path, &bd->shape.file_loc, &m, err);
+    if (rc)
+        return rc;
+    shard_mesh_transform(&m, bd->shape.scale, bd->shape.translate);
+    char why[256];
+    if (shard_cloth_mesh_build(m.vertices, (int64_t)m.n_vertices, m.triangles, (int64_t)m.n_triangles, cm, why,
+                               sizeof why))
+        rc = shard_error_at(err, sc->path, &bd->shape.file_loc, "'%s' cannot be a cloth: %s", bd->shape.file, why);
+    shard_mesh_free(&m);
+    return rc;
+}
+
 static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, shard_error *err)
 {
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    if (bd->shape.kind != SHARD_SHAPE_GRID)
-        return shard_error_at(err, sc->path, &bd->shape.loc,
-                              "body '%s' is a cloth: its shape must be a `grid` (corner, u, v, divisions)",
-                              bd->name);
     if (bd->n_notches > 0)
         return shard_error_at(err, sc->path, &bd->notches[0].loc, "body '%s' is a cloth: it cannot have notches",
                               bd->name);
@@ -55,12 +70,33 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is a cloth: tractions are for lattice bodies (use prescribed vertices)",
                               bd->name);
-    if (bd->shape.divisions[0] < 2 || bd->shape.divisions[1] < 2)
+    shard_cloth_mesh *cm = NULL;
+    if (bd->shape.kind == SHARD_SHAPE_MESH) {
+        cm = shard_calloc(1, sizeof *cm);
+        int rc = shard_matter_cloth_mesh(sc, bd, cm, err);
+        if (rc) {
+            free(cm);
+            return rc;
+        }
+    } else if (bd->shape.divisions[0] < 2 || bd->shape.divisions[1] < 2) {
         return shard_error_at(err, sc->path, &bd->shape.loc,
                               "body '%s': a cloth grid needs at least 2 x 2 divisions, got %ld x %ld", bd->name,
                               bd->shape.divisions[0], bd->shape.divisions[1]);
-    shard_cloth_params_init(state, &bd->shape, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
+    }
+    shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
     return 0;
+}
+
+static void shard_matter_cloth_finish(const shard_scene *sc, void *bodies)
+{
+    for (int b = 0; b < sc->n_bodies; b++) {
+        shard_cloth_params *cp = (shard_cloth_params *)((char *)bodies + (size_t)b * sizeof *cp);
+        if (cp->mesh) {
+            shard_cloth_mesh_free(cp->mesh);
+            free(cp->mesh);
+            cp->mesh = NULL;
+        }
+    }
 }
 
 static double shard_matter_cloth_dt(const shard_scene *sc, int b, const void *state)
@@ -69,15 +105,24 @@ static double shard_matter_cloth_dt(const shard_scene *sc, int b, const void *st
     return ((const shard_cloth_params *)state)->dt;
 }
 
+/* A mesh's widest element needs its file (every rank reads it: meshes are small next to the particles). */
 static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
 {
     shard_cloth_params cp;
     const shard_body_def *bd = &sc->bodies[b];
-    if (bd->shape.kind != SHARD_SHAPE_GRID)
-        return 0.0;
     memset(&cp, 0, sizeof cp);
-    cp.grid = bd->shape, cp.nu = bd->shape.divisions[0], cp.nv = bd->shape.divisions[1];
-    return 1.01 * shard_cloth_stencil_radius(&cp); /* bonds are strictly shorter than the radius */
+    double r = 0.0;
+    if (bd->shape.kind == SHARD_SHAPE_GRID) {
+        cp.grid = bd->shape, cp.nu = bd->shape.divisions[0], cp.nv = bd->shape.divisions[1];
+        r = shard_cloth_stencil_radius(&cp);
+    } else if (bd->shape.kind == SHARD_SHAPE_MESH) {
+        shard_cloth_mesh cm;
+        shard_error err;
+        if (shard_matter_cloth_mesh(sc, bd, &cm, &err) == 0) /* errors: body_init reports them */
+            r = cm.radius;
+        shard_cloth_mesh_free(&cm);
+    }
+    return 1.01 * r; /* bonds are strictly shorter than the radius */
 }
 
 static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k, const void *state)
@@ -158,12 +203,14 @@ static void shard_matter_cloth_prepare(const shard_matter_ctx *c)
     const shard_phys *ph = c->ph;
     const shard_particles *p = ph->p;
     const shard_block *blk = c->block;
-    size_t cap = 18 * blk->n_owned + 1, nt = 0, nh = 0;
-    shard_cloth_key *tk = shard_malloc(cap * sizeof *tk), *hk = shard_malloc(cap * sizeof *hk);
+    size_t cap_t = 1, cap_h = 1, nt = 0, nh = 0;
+    for (size_t i = blk->first; i < blk->first + blk->n_owned; i++)
+        cap_t += (size_t)shard_cloth_body(c, p->body[i])->max_tri, cap_h += (size_t)shard_cloth_body(c, p->body[i])->max_hinge;
+    shard_cloth_key *tk = shard_malloc(cap_t * sizeof *tk), *hk = shard_malloc(cap_h * sizeof *hk);
     for (size_t i = blk->first; i < blk->first + blk->n_owned; i++) {
         int32_t b = p->body[i];
         const shard_cloth_params *cp = shard_cloth_body(c, b);
-        int64_t k = p->gid[i] - ph->body_first[b], ids[12];
+        int64_t k = p->gid[i] - ph->body_first[b], ids[SHARD_CLOTH_MAX_HINGES];
         int n = shard_cloth_vertex_triangles(cp, k, ids);
         for (int q = 0; q < n; q++)
             tk[nt++] = (shard_cloth_key){b, ids[q], (int32_t)i};
@@ -276,10 +323,15 @@ static void shard_matter_cloth_describe(const shard_scene *sc, int b, char *buf,
 {
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    shard_cloth_params cp;
-    shard_cloth_params_init(&cp, &bd->shape, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
-    snprintf(buf, len, "cloth %ld x %ld cells, thickness %g m, %g kg/m^2, bending stiffness %g N m",
-             bd->shape.divisions[0], bd->shape.divisions[1], bd->thickness, m->density * bd->thickness, cp.D);
+    double D = bd->bending >= 0.0 ? bd->bending
+                                  : m->E * bd->thickness * bd->thickness * bd->thickness / (12.0 * (1.0 - m->nu * m->nu));
+    char what[64];
+    if (bd->shape.kind == SHARD_SHAPE_GRID)
+        snprintf(what, sizeof what, "%ld x %ld cells", bd->shape.divisions[0], bd->shape.divisions[1]);
+    else
+        snprintf(what, sizeof what, "a mesh");
+    snprintf(buf, len, "cloth, %s, thickness %g m, %g kg/m^2, bending stiffness %g N m", what, bd->thickness,
+             m->density * bd->thickness, D);
 }
 
 static const shard_force_term shard_matter_cloth_force = {
@@ -308,4 +360,5 @@ const shard_matter shard_matter_cloth = {
     .flags = SHARD_MATTER_SURFACE,
     .state_bytes = sizeof(shard_cloth_state),
     .state_free = shard_matter_cloth_free,
+    .finish = shard_matter_cloth_finish,
 };

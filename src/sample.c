@@ -162,6 +162,8 @@ static int shard_sample_check_size(const shard_scene *scene, const shard_body_de
         points *= ceil((hi[k] - lo[k]) / s);
     if (b->shape.kind == SHARD_SHAPE_GRID) /* no lattice: its vertices */
         points = (double)(b->shape.divisions[0] + 1) * (double)(b->shape.divisions[1] + 1);
+    else if (SHARD_BODY_IS_SURFACE(b)) /* a surface mesh: its vertices (volume: one cell each) */
+        points = volume / (s * s * s);
     double particles = volume / (s * s * s);
     if (!(particles >= 0.0))
         particles = points;
@@ -296,12 +298,13 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
         L->volume = shard_sample_volume(&b->shape);
     } else {
         rc = shard_mesh_read(b->shape.file, scene->path, &b->shape.file_loc, &L->mesh, err);
-        if (!rc)
+        if (!rc && !SHARD_BODY_IS_SURFACE(b)) /* a surface (cloth) may be open */
             rc = shard_mesh_check_closed(&L->mesh, b->shape.file, scene->path, &b->shape.file_loc, err);
         if (!rc) {
             shard_mesh_transform(&L->mesh, b->shape.scale, b->shape.translate);
             shard_mesh_bounds(&L->mesh, L->lo, hi);
-            L->volume = fabs(shard_mesh_volume(&L->mesh));
+            L->volume = SHARD_BODY_IS_SURFACE(b) ? (double)L->mesh.n_vertices * b->spacing * b->spacing * b->spacing
+                                                 : fabs(shard_mesh_volume(&L->mesh));
         }
     }
     if (!rc)
@@ -314,6 +317,10 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
         L->dim[0] = b->shape.divisions[0] + 1;
         L->dim[1] = 1;
         L->dim[2] = b->shape.divisions[1] + 1;
+    } else if (!rc && SHARD_BODY_IS_SURFACE(b)) { /* a surface mesh's: blocks of its vertices in file order */
+        L->dim[0] = (int64_t)L->mesh.n_vertices;
+        L->dim[1] = 1;
+        L->dim[2] = ((int64_t)L->mesh.n_vertices + SHARD_SAMPLE_SURFACE_BLOCK - 1) / SHARD_SAMPLE_SURFACE_BLOCK;
     }
     return rc;
 }
@@ -338,6 +345,19 @@ static void shard_sample_body_planes(const shard_body_def *b, const shard_sample
         int64_t r0 = k0 > 0 ? k0 : 0;
         for (size_t i = 0; i < *n; i++)
             pl[i] = r0 + (int64_t)i / nu;
+        *plane = pl;
+        return;
+    }
+    if (b->shape.kind == SHARD_SHAPE_MESH && SHARD_BODY_IS_SURFACE(b)) {
+        int64_t nv = (int64_t)L->mesh.n_vertices, v0 = (k0 > 0 ? k0 : 0) * SHARD_SAMPLE_SURFACE_BLOCK;
+        int64_t v1 = k1 < L->dim[2] ? k1 * SHARD_SAMPLE_SURFACE_BLOCK : nv;
+        *n = v1 > v0 ? (size_t)(v1 - v0) : 0;
+        *pts = *n ? shard_malloc(3 * *n * sizeof **pts) : NULL;
+        int64_t *pl = shard_malloc((*n + 1) * sizeof *pl);
+        for (size_t i = 0; i < *n; i++) {
+            memcpy(*pts + 3 * i, L->mesh.vertices + 3 * (v0 + (int64_t)i), 3 * sizeof **pts);
+            pl[i] = (v0 + (int64_t)i) / SHARD_SAMPLE_SURFACE_BLOCK;
+        }
         *plane = pl;
         return;
     }
@@ -619,6 +639,8 @@ static int64_t shard_sample_ghost_planes(const shard_body_def *b, double h)
         double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
         step = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) / (lu * (double)g->divisions[1]);
     }
+    if (b->shape.kind == SHARD_SHAPE_MESH && SHARD_BODY_IS_SURFACE(b)) /* every block: meshes are irregular */
+        return h > 0.0 ? INT64_MAX / 4 : 0;
     return h > 0.0 ? (int64_t)ceil(h / step) + 2 : 0;
 }
 

@@ -1168,22 +1168,25 @@ static const shard_scene_field body_rows[] = {
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
     {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
 };
-/* A lattice body gives its spacing; a grid (a surface: cloth) has its spacing from its divisions (the shorter
- * cell edge) and a thickness instead, and may give its bending stiffness. */
+/* A lattice body gives its spacing.  A surface (cloth) is a grid, or a mesh with a thickness: a grid has its
+ * spacing from its divisions (the shorter cell edge); a surface mesh gives its spacing (its typical edge length,
+ * for the contact skin and stiffness).  Surfaces have a thickness and may give their bending stiffness. */
 static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
     shard_body_def *b = base;
     char sub[KEY_MAX];
-    if (b->shape.kind != SHARD_SHAPE_GRID) {
+    int grid = b->shape.kind == SHARD_SHAPE_GRID, mesh = b->shape.kind == SHARD_SHAPE_MESH;
+    if (!grid) {
         if (b->spacing_loc.line == 0)
             return shard_scene_fail(c, node, path, "missing required key 'spacing'");
-        static const char *const surface_keys[] = {"thickness", "bending_stiffness"};
-        for (int k = 0; k < 2; k++) {
-            const shard_scene_node *v = shard_scene_map_get(node, surface_keys[k], NULL);
-            if (v) {
-                shard_scene_child_path(sub, path, surface_keys[k]);
-                return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`), not for a body of this shape");
-            }
+        const shard_scene_node *v = shard_scene_map_get(node, "bending_stiffness", NULL);
+        if (!mesh && !v)
+            v = shard_scene_map_get(node, "thickness", NULL);
+        if (v && (!mesh || b->thickness_loc.line == 0)) {
+            shard_scene_child_path(sub, path, v == shard_scene_map_get(node, "thickness", NULL) ? "thickness"
+                                                                                                 : "bending_stiffness");
+            return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
+                                               "not for a body of this shape");
         }
         return 0;
     }

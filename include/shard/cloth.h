@@ -1,7 +1,8 @@
 /* Cloth (physics): the internal forces of a cloth body and the topology of its vertex grid.
  *
  * A cloth body is a triangle mesh whose vertices are particles (matter kind `cloth`, src/matter_cloth.c).  Its
- * shape is a grid (geometry.h): the parallelogram corner + a u + b v, a, b in [0, 1], cut into n_u x n_v cells,
+ * shape is a triangle mesh from a file (open or closed; vertex k is the body's particle k), or a grid
+ * (geometry.h): the parallelogram corner + a u + b v, a, b in [0, 1], cut into n_u x n_v cells,
  * each split along its diagonal (i, j)-(i+1, j+1) into the triangles
  *     T0 = (v(i,j), v(i+1,j), v(i+1,j+1)) and T1 = (v(i,j), v(i+1,j+1), v(i,j+1)),
  * both counter-clockwise about u x v; vertex (i, j) is the body's particle j (n_u + 1) + i (sample.h).
@@ -35,20 +36,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Per body: the material constants and the grid. */
+/* The most triangles around one vertex of a cloth mesh, and so the most hinges (each triangle's 3 edges). */
+#define SHARD_CLOTH_MAX_VALENCE 64
+#define SHARD_CLOTH_MAX_HINGES (3 * SHARD_CLOTH_MAX_VALENCE)
+
+/* A cloth's triangle mesh (a surface read from a file), replicated on every rank: its rest vertices, triangles,
+ * hinges and the elements of every vertex. */
+typedef struct shard_cloth_mesh {
+    int64_t n_vertices, n_triangles, n_hinges;
+    double *X;                  /* 3 per vertex */
+    int64_t *tri;               /* 3 per triangle, as in the file */
+    int64_t *hinge;             /* 4 per hinge, in the order of shard_cloth_hinge */
+    int64_t *vt_start, *vt;     /* the triangles of vertex k: vt[vt_start[k] .. vt_start[k+1]), increasing */
+    int64_t *vh_start, *vh;     /* its hinges */
+    int max_tri, max_hinge;     /* the most triangles / hinges of one vertex */
+    double radius;              /* the largest rest distance between two vertices of one element */
+    double h_min;               /* the smallest altitude of a triangle */
+} shard_cloth_mesh;
+
+/* Builds the topology of a triangle mesh: every edge in one triangle (a boundary) or two of opposite
+ * orientation (a hinge).  Returns 0, or -1 with the reason in why (an edge of more than two triangles, two
+ * triangles of the same orientation along an edge, a degenerate triangle, a vertex of no triangle or of more
+ * than SHARD_CLOTH_MAX_VALENCE). */
+int shard_cloth_mesh_build(const double *X, int64_t n_vertices, const int64_t *tri, int64_t n_triangles,
+                           shard_cloth_mesh *cm, char *why, size_t len);
+void shard_cloth_mesh_free(shard_cloth_mesh *cm);
+
+/* Per body: the material constants and the grid or mesh. */
 typedef struct shard_cloth_params {
     double lambda, mu;          /* plane-stress Lame constants x thickness, N/m */
     double D;                   /* bending stiffness, N m */
     double beta;                /* stiffness-proportional damping time, s */
     double thickness, density;  /* m, kg/m^3 (areal density = density x thickness) */
     double dt;                  /* the stable explicit step (shard_cloth_dt) */
-    int64_t nu, nv;             /* cells along u and v */
+    int64_t nu, nv;             /* a grid: cells along u and v */
     shard_shape grid;
+    shard_cloth_mesh *mesh;     /* a mesh (owned by the module's body state), or NULL for a grid */
+    int max_tri, max_hinge;     /* the most triangles / hinges of one vertex (a grid: 6, 12) */
 } shard_cloth_params;
 
-/* The constants of a body (E, nu, density, thickness t, bending stiffness D < 0: the plate's, damping time). */
-void shard_cloth_params_init(shard_cloth_params *cp, const shard_shape *grid, double E, double nu, double density,
-                             double t, double D, double beta);
+/* The constants of a body (E, nu, density, thickness t, bending stiffness D < 0: the plate's, damping time), on
+ * a grid (mesh NULL) or a mesh. */
+void shard_cloth_params_init(shard_cloth_params *cp, const shard_shape *grid, shard_cloth_mesh *mesh, double E,
+                             double nu, double density, double t, double D, double beta);
 
 /* ---- the grid's topology (element ids are global: the same on every rank) ---- */
 int64_t shard_cloth_n_vertices(const shard_cloth_params *cp);
@@ -59,9 +89,10 @@ void shard_cloth_triangle(const shard_cloth_params *cp, int64_t t, int64_t v[3])
 /* The vertices of hinge h: v[0] -> v[1] the shared edge, v[2] opposite it in the triangle (v0, v1, v2), v[3]
  * in the other triangle (v1, v0, v3). */
 void shard_cloth_hinge(const shard_cloth_params *cp, int64_t h, int64_t v[4]);
-/* The triangles (at most 6) and the hinges (at most 12) vertex k belongs to, in increasing id. */
-int shard_cloth_vertex_triangles(const shard_cloth_params *cp, int64_t k, int64_t t[6]);
-int shard_cloth_vertex_hinges(const shard_cloth_params *cp, int64_t k, int64_t h[12]);
+/* The triangles (at most cp->max_tri) and the hinges (at most cp->max_hinge) vertex k belongs to, in
+ * increasing id. */
+int shard_cloth_vertex_triangles(const shard_cloth_params *cp, int64_t k, int64_t *t);
+int shard_cloth_vertex_hinges(const shard_cloth_params *cp, int64_t k, int64_t *h);
 /* Vertex k's rest area: a third of its triangles' areas, m^2 (its mass is that x density x thickness). */
 double shard_cloth_vertex_area(const shard_cloth_params *cp, int64_t k);
 /* The largest rest distance between two vertices of one hinge, m: the bond radius that puts every element

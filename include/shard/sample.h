@@ -61,6 +61,10 @@ int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *e
  * sampled in one process: what a rigid body touches with where its shape has no exact contact test (rigid.h).
  * *pts (3 *n, caller frees).  0 or SHARD_EXIT_INPUT (an unreadable or open mesh). Local. */
 int shard_sample_body_surface(const shard_scene *scene, int b, double **pts, size_t *n, shard_error *err);
+/* A surface mesh's vertices (a cloth's: its particles, in file order) are split into "planes" of this many for
+ * the distributed start-up; every rank holds all of them as its ghost layer (a mesh is irregular). */
+#define SHARD_SAMPLE_SURFACE_BLOCK 1024
+
 /* Vertex (i, j) of a grid shape (a cloth's): corner + i/n_u u + j/n_v v.  Its global id is the body's first
  * plus j (n_u + 1) + i: a grid's "planes" are its rows of vertices. Local. */
 void shard_sample_grid_vertex(const shard_shape *g, int64_t i, int64_t j, double X[3]);

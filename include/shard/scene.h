@@ -75,6 +75,10 @@ typedef struct shard_traction {
     shard_src_loc loc;       /* key "bodies[i].tractions[k]" */
 } shard_traction;
 
+/* A surface (a cloth's shape): a grid, or a mesh with a thickness (an open or closed triangle mesh whose
+ * vertices are the particles, not a solid to fill). */
+#define SHARD_BODY_IS_SURFACE(b) ((b)->shape.kind == SHARD_SHAPE_GRID || (b)->thickness > 0.0)
+
 #define SHARD_KIND_MAX 32
 
 /* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface

@@ -64,11 +64,12 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
                                   "body '%s' is of kind '%s': `motion` is for bodies that move as wholes (kind: "
                                   "rigid)", bd->name, m->kind);
         int surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
-        if ((bd->shape.kind == SHARD_SHAPE_GRID) != surface)
+        if (SHARD_BODY_IS_SURFACE(bd) != surface)
             return shard_error_at(err, sc->path, &bd->shape.loc,
-                                  surface ? "body '%s' is of kind '%s', a surface: its shape must be a `grid`"
-                                          : "body '%s' is of kind '%s', but its shape is a `grid`, a surface: a "
-                                            "grid is a cloth's shape (kind: cloth)",
+                                  surface ? "body '%s' is of kind '%s', a surface: its shape must be a `grid`, or a "
+                                            "`mesh` with a `thickness`"
+                                          : "body '%s' is of kind '%s', but its shape is a surface (a `grid`, or a "
+                                            "`mesh` with a `thickness`): surfaces are cloth (kind: cloth)",
                                   bd->name, m->kind);
         if (bd->n_notches > 0 && !bonds)
             return shard_error_at(err, sc->path, &bd->notches[0].loc,

@@ -1,4 +1,6 @@
 /* Cloth (cloth.h) kernels and grid topology:
+ *   - a mesh cloth: the grid given as a mesh has the grid's hinges, vertex areas and time step; a flipped
+ *     triangle, an edge of three triangles, an unused vertex and a triangle without area are refused;
  *   - topology: triangle and hinge counts, every vertex's triangles and hinges contain it (and every element
  *     containing it is listed), hinge vertex order (the two triangles exist, opposite orientation of the shared
  *     edge), vertex areas summing to the grid's area, the stencil radius covering every hinge;
@@ -15,6 +17,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static shard_shape grid_shape(double lu, double lv, long nu, long nv)
@@ -31,7 +34,7 @@ static void test_topology(void)
 {
     shard_shape g = grid_shape(1.0, 0.6, 5, 4);
     shard_cloth_params cp;
-    shard_cloth_params_init(&cp, &g, 1e6, 0.3, 300, 1e-3, -1, 0);
+    shard_cloth_params_init(&cp, &g, NULL, 1e6, 0.3, 300, 1e-3, -1, 0);
     int64_t nvx = shard_cloth_n_vertices(&cp), nt = shard_cloth_n_triangles(&cp), nh = shard_cloth_n_hinges(&cp);
     SHARD_ENSURE(nvx == 30 && nt == 40);
     /* interior edges = all edges - boundary edges */
@@ -83,6 +86,71 @@ static void test_topology(void)
     }
 }
 
+static int cmp4(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    for (int k = 0; k < 4; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+/* The grid as a mesh: the same vertices and triangles give the same hinges (as vertex quadruples), vertex
+ * areas, stencil radius bound and time step; bad meshes are refused with their reason. */
+static void test_mesh(void)
+{
+    shard_shape g = grid_shape(1.0, 0.6, 5, 4);
+    shard_cloth_params gp, mp;
+    shard_cloth_params_init(&gp, &g, NULL, 1e6, 0.3, 300, 1e-3, -1, 1e-4);
+    int64_t nv = shard_cloth_n_vertices(&gp), nt = shard_cloth_n_triangles(&gp), nh = shard_cloth_n_hinges(&gp);
+    double X[30][3];
+    int64_t T[40][3];
+    for (int64_t k = 0; k < nv; k++)
+        X[k][0] = (double)(k % 6) / 5.0, X[k][1] = 0.6 * (double)(k / 6) / 4.0, X[k][2] = 0.0;
+    for (int64_t t = 0; t < nt; t++)
+        shard_cloth_triangle(&gp, t, T[t]);
+    shard_cloth_mesh cm;
+    char why[256];
+    SHARD_ENSURE(shard_cloth_mesh_build(&X[0][0], nv, &T[0][0], nt, &cm, why, sizeof why) == 0);
+    shard_cloth_params_init(&mp, &g, &cm, 1e6, 0.3, 300, 1e-3, -1, 1e-4);
+    SHARD_ENSURE(shard_cloth_n_hinges(&mp) == nh);
+    int64_t a[64][4], b[64][4];
+    for (int64_t h = 0; h < nh && h < 64; h++) {
+        shard_cloth_hinge(&gp, h, a[h]);
+        shard_cloth_hinge(&mp, h, b[h]);
+    }
+    for (int64_t h = 0; h < nh; h++) /* (v0, v1, v2, v3) and (v1, v0, v3, v2) are the same hinge */
+        for (int64_t *q = a[h]; q; q = q == a[h] ? b[h] : NULL)
+            if (q[0] > q[1]) {
+                int64_t t0 = q[0], t2 = q[2];
+                q[0] = q[1], q[1] = t0, q[2] = q[3], q[3] = t2;
+            }
+    qsort(a, (size_t)nh, sizeof a[0], cmp4);
+    qsort(b, (size_t)nh, sizeof b[0], cmp4);
+    SHARD_ENSURE(memcmp(a, b, (size_t)nh * sizeof a[0]) == 0);
+    for (int64_t k = 0; k < nv; k++)
+        SHARD_ENSURE_NEAR(shard_cloth_vertex_area(&mp, k), shard_cloth_vertex_area(&gp, k), 1e-15);
+    SHARD_ENSURE(shard_cloth_stencil_radius(&mp) >= shard_cloth_stencil_radius(&gp) * (1 - 1e-12));
+    SHARD_ENSURE_NEAR(mp.dt, gp.dt, 1e-12 * gp.dt);
+    shard_cloth_mesh_free(&cm);
+    /* refusals */
+    int64_t flipped[40][3];
+    memcpy(flipped, T, sizeof T);
+    int64_t s = flipped[7][1];
+    flipped[7][1] = flipped[7][2], flipped[7][2] = s;
+    SHARD_ENSURE(shard_cloth_mesh_build(&X[0][0], nv, &flipped[0][0], nt, &cm, why, sizeof why) != 0);
+    SHARD_ENSURE(strstr(why, "orientation") != NULL);
+    int64_t fan[3][3] = {{0, 1, 7}, {1, 0, 8}, {0, 1, 9}};
+    SHARD_ENSURE(shard_cloth_mesh_build(&X[0][0], 10, &fan[0][0], 3, &cm, why, sizeof why) != 0);
+    SHARD_ENSURE(strstr(why, "more than two") != NULL);
+    int64_t one[1][3] = {{0, 1, 6}};
+    SHARD_ENSURE(shard_cloth_mesh_build(&X[0][0], 8, &one[0][0], 1, &cm, why, sizeof why) != 0);
+    SHARD_ENSURE(strstr(why, "vertex 3 ") != NULL);
+    int64_t flat[1][3] = {{0, 1, 2}};
+    SHARD_ENSURE(shard_cloth_mesh_build(&X[0][0], 3, &flat[0][0], 1, &cm, why, sizeof why) != 0);
+    SHARD_ENSURE(strstr(why, "no area") != NULL);
+}
+
 static void rest_triangle(double X[3][3])
 {
     double P[3][3] = {{0.1, 0.2, 0.0}, {0.35, 0.15, 0.05}, {0.2, 0.45, -0.02}};
@@ -100,7 +168,7 @@ static void test_membrane(void)
     shard_shape g = grid_shape(1, 1, 4, 4);
     shard_cloth_params cp;
     const double E = 2e6, nu = 0.3, t = 1e-3;
-    shard_cloth_params_init(&cp, &g, E, nu, 300, t, -1, 0);
+    shard_cloth_params_init(&cp, &g, NULL, E, nu, 300, t, -1, 0);
     double X[3][3];
     rest_triangle(X);
     shard_cloth_tri r;
@@ -208,7 +276,7 @@ static void test_bending(void)
     shard_shape g = grid_shape(1, 1, 10, 10);
     shard_cloth_params cp;
     const double E = 2e6, nu = 0.3, t = 1e-3;
-    shard_cloth_params_init(&cp, &g, E, nu, 300, t, -1, 0);
+    shard_cloth_params_init(&cp, &g, NULL, E, nu, 300, t, -1, 0);
     SHARD_ENSURE_NEAR(cp.D, E * t * t * t / (12 * (1 - nu * nu)), 1e-18);
     double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.4, 1, 0.1}, {0.7, -1, 0.2}};
     shard_cloth_hinge_rest r;
@@ -237,7 +305,7 @@ static void test_bending(void)
     /* a 40 x 40 grid of side 1 m on a cylinder of radius R, its axis along v (bending along u), along u, and
      * along the diagonal u + v */
     shard_shape g2 = grid_shape(1, 1, 40, 40);
-    shard_cloth_params_init(&cp, &g2, E, nu, 300, t, -1, 0);
+    shard_cloth_params_init(&cp, &g2, NULL, E, nu, 300, t, -1, 0);
     const double R = 0.8;
     double W[3] = {0, 0, 0};
     for (int64_t h = 0; h < shard_cloth_n_hinges(&cp); h++) {
@@ -278,8 +346,8 @@ static void test_dt(void)
 {
     shard_shape g = grid_shape(1, 1, 20, 20), g2 = grid_shape(1, 1, 40, 40);
     shard_cloth_params a, b;
-    shard_cloth_params_init(&a, &g, 5e6, 0.3, 300, 1e-3, -1, 0);
-    shard_cloth_params_init(&b, &g2, 5e6, 0.3, 300, 1e-3, -1, 0);
+    shard_cloth_params_init(&a, &g, NULL, 5e6, 0.3, 300, 1e-3, -1, 0);
+    shard_cloth_params_init(&b, &g2, NULL, 5e6, 0.3, 300, 1e-3, -1, 0);
     SHARD_ENSURE(isfinite(a.dt) && a.dt > 0.0);
     /* membrane-limited: halving the cell halves the step */
     SHARD_ENSURE_NEAR(b.dt / a.dt, 0.5, 1e-9);
@@ -290,6 +358,7 @@ static void test_dt(void)
 int main(void)
 {
     test_topology();
+    test_mesh();
     test_membrane();
     test_dihedral();
     test_bending();
