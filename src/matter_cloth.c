@@ -304,16 +304,14 @@ static void shard_matter_cloth_energy(const shard_matter_ctx *c, shard_xsum *acc
     shard_matter_cloth_run(c, NULL, acc);
 }
 
-static size_t shard_matter_cloth_cells(const shard_matter_ctx *c, int64_t *tri)
+static size_t shard_matter_cloth_cells(const shard_matter_ctx *c, int32_t *tri)
 {
     const shard_cloth_state *st = c->state;
-    const shard_particles *p = c->ph->p;
     size_t n = 0;
     for (size_t e = 0; e < st->n_tri; e++)
         if (st->first_owned[e]) {
             if (tri)
-                for (int q = 0; q < 3; q++)
-                    tri[3 * n + q] = p->gid[st->tri[e].v[q]];
+                memcpy(tri + 3 * n, st->tri[e].v, 3 * sizeof *tri);
             n++;
         }
     return n;

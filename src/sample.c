@@ -425,16 +425,36 @@ void shard_sample_motion(const shard_body_def *b, const double c[3], const doubl
     v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
     v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
     *flags = 0;
+    shard_sample_constraints(b, X, 0.0, vpres, flags);
+    if (*flags & SHARD_PF_PRESCRIBED)
+        memcpy(v, vpres, 3 * sizeof *v);
+}
+
+static int shard_sample_constraint_active(const shard_constraint *con, double t)
+{
+    return t >= con->start && (con->end <= con->start || t < con->end);
+}
+
+void shard_sample_constraints(const shard_body_def *b, const double X[3], double t, double vpres[3],
+                              uint32_t *flags)
+{
+    *flags &= ~(uint32_t)SHARD_PF_PRESCRIBED;
     vpres[0] = vpres[1] = vpres[2] = 0.0;
-    for (int k = 0; k < b->n_constraints; k++) {
+    for (int k = 0; k < b->n_constraints; k++) { /* the last one that holds the particle at t wins */
         const shard_constraint *con = &b->constraints[k];
-        if (shard_shape_contains(&con->region, X)) {
+        if (shard_sample_constraint_active(con, t) && shard_shape_contains(&con->region, X)) {
             *flags |= SHARD_PF_PRESCRIBED;
             memcpy(vpres, con->velocity, sizeof con->velocity);
         }
     }
-    if (*flags & SHARD_PF_PRESCRIBED)
-        memcpy(v, vpres, 3 * sizeof *v);
+}
+
+int shard_sample_constraints_timed(const shard_body_def *b)
+{
+    for (int k = 0; k < b->n_constraints; k++)
+        if (b->constraints[k].start > 0.0 || b->constraints[k].end > b->constraints[k].start)
+            return 1;
+    return 0;
 }
 
 int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err)

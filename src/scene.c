@@ -1049,6 +1049,8 @@ static const shard_scene_field prescribed_rows[] = {
     {.key = "region", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, region),
      .parse = shard_scene_parse_region},
     {.key = "velocity", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, velocity)},
+    {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, start), .r = GE(0)},
+    {.key = "end", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, end), .r = GE(0)},
 };
 static const shard_scene_section prescribed_section = SECTION(prescribed_rows, 0, NULL);
 
@@ -1059,7 +1061,8 @@ static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_sce
 
 static int shard_scene_parse_prescribed(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
-    return shard_scene_parse_constraints(c, n, path, target, "{region, velocity} mappings", shard_scene_parse_prescribed_item);
+    return shard_scene_parse_constraints(c, n, path, target, "{region, velocity, start, end} mappings",
+                                        shard_scene_parse_prescribed_item);
 }
 
 /* notches: a sequence of boxes {min, max}, each of which may be flat along one axis (a planar pre-crack). */

@@ -17,8 +17,10 @@
  * every rank's partition).  When the scene has rigid bodies, block "rigid" (index 1) holds their frames: one
  * point per body at its centre of mass (on rank 0's partition; the others are empty), with the point arrays of
  * the HDF5 output's /rigid group (orientation, velocity, angular_velocity, contact_force, contact_torque, axis_1
- * to axis_3 for oriented glyphs, body).  Block "cloth" is reserved for cloth triangles; scripts should select
- * blocks by name, not by index.
+ * to axis_3 for oriented glyphs, body).  When the scene has cloth, block "cloth" (index 2, or 1 without rigid
+ * bodies) holds its triangles: one vtkPolyData partition per rank with the triangles that rank lists and their
+ * vertices as points (global_id as GlobalIds, velocity, body, rank).  Scripts should select blocks by name, not
+ * by index.
  *
  * Errors: a script that is missing, unreadable, not valid Python, or that raises while it runs ends the run
  * through the driver's global error path with SHARD_EXIT_INPUT and the message
@@ -72,6 +74,18 @@ typedef struct shard_insitu_fields {
     const double *frame_position;  /* 3 n_frames */
     int n_frame_cols;              /* at most 16 */
     const shard_column *frame_cols;
+    /* Block "cloth": the triangles of the surfaces (cloth).  has_cells is the same on every rank (0: no such
+     * block).  Each rank passes the triangles it lists (every triangle is listed by exactly one rank) as indices
+     * into its own cell points: n_cell_points points at cell_position (the rank's owned vertices and the ghost
+     * vertices its triangles need, each once), with the columns cell_cols (the same list on every rank, each
+     * n_cell_points rows: global_id, velocity, body), used in place. */
+    int has_cells;
+    size_t n_cell_points;
+    const double *cell_position;   /* 3 n_cell_points */
+    size_t n_cells;
+    const int64_t *cells;          /* 3 n_cells indices into the cell points */
+    int n_cell_cols;               /* at most 16 */
+    const shard_column *cell_cols;
 } shard_insitu_fields;
 
 /* The most scripts one run takes (scene and command line together). */

@@ -50,10 +50,13 @@ typedef struct shard_material {
     shard_src_loc loc;       /* the material's node, key "materials.<name>" */
 } shard_material;
 
-/* A region of a body whose particles have a prescribed velocity for the whole run (0,0,0 = fixed). */
+/* A region of a body whose particles have a prescribed velocity (0,0,0 = fixed), for the whole run or over a time
+ * window. */
 typedef struct shard_constraint {
     shard_shape region;
     double velocity[3];
+    double start, end;       /* prescribed: active while start <= t < end, s (end <= start: from start on, for
+                              * ever; both 0 by default: the whole run); fixed regions: always */
     shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
 } shard_constraint;
 

@@ -206,6 +206,102 @@ static void shard_sim_frames_free(shard_sim_frame_table *fr)
     memset(fr, 0, sizeof *fr);
 }
 
+/* The triangles of the surfaces (matter.h, cells) this rank lists, as local indices (3 per triangle, a new
+ * array); -1 when no module of the scene draws any (the same on every rank). */
+static long shard_sim_cells(shard_sim *s, int32_t **tri)
+{
+    size_t n = 0;
+    int any = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->cells && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            n += s->mod[m].def->cells(&mc, NULL);
+            any = 1;
+        }
+    *tri = NULL;
+    if (!any)
+        return -1;
+    *tri = shard_malloc((3 * n + 3) * sizeof **tri);
+    size_t at = 0;
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->cells && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            at += s->mod[m].def->cells(&mc, *tri + 3 * at);
+        }
+    return (long)n;
+}
+
+/* The surfaces' triangles as the output table /cloth: global ids, which the writer turns into rows of
+ * /particles.  0 when there is none. */
+static int shard_sim_cells_make(shard_sim *s, int64_t **ids, shard_column *col, shard_output_table *table)
+{
+    int32_t *tri;
+    long n = shard_sim_cells(s, &tri);
+    *ids = NULL;
+    if (n < 0)
+        return 0;
+    *ids = shard_malloc((3 * (size_t)n + 3) * sizeof **ids);
+    for (size_t q = 0; q < 3 * (size_t)n; q++)
+        (*ids)[q] = s->p.gid[tri[q]];
+    free(tri);
+    *col = (shard_column){"triangles", SHARD_TYPE_I64, 3, *ids};
+    *table = (shard_output_table){.group = "cloth", .n_rows = (size_t)n, .n_cols = 1, .cols = col, .cells = 1};
+    return 1;
+}
+
+/* Catalyst's block "cloth": the triangles this rank lists over its cell points (the local vertices they use,
+ * each once, in local order), with their global ids, velocities and bodies. */
+typedef struct shard_sim_cell_block {
+    double *x, *v;
+    int64_t *gid, *tri;
+    int32_t *body;
+    size_t n_points, n_cells;
+    shard_column cols[3];
+} shard_sim_cell_block;
+
+static int shard_sim_cell_block_make(shard_sim *s, shard_sim_cell_block *cb)
+{
+    memset(cb, 0, sizeof *cb);
+    int32_t *tri;
+    long n = shard_sim_cells(s, &tri);
+    if (n < 0)
+        return 0;
+    const shard_particles *p = &s->p;
+    int64_t *point = shard_malloc((p->n_local + 1) * sizeof *point);
+    for (size_t i = 0; i < p->n_local; i++)
+        point[i] = -1;
+    for (size_t q = 0; q < 3 * (size_t)n; q++)
+        point[tri[q]] = 0;
+    for (size_t i = 0; i < p->n_local; i++)
+        if (point[i] == 0)
+            point[i] = (int64_t)cb->n_points++;
+    size_t np = cb->n_points;
+    cb->x = shard_malloc((3 * np + 3) * sizeof *cb->x), cb->v = shard_malloc((3 * np + 3) * sizeof *cb->v);
+    cb->gid = shard_malloc((np + 1) * sizeof *cb->gid), cb->body = shard_malloc((np + 1) * sizeof *cb->body);
+    for (size_t i = 0; i < p->n_local; i++)
+        if (point[i] >= 0) {
+            size_t k = (size_t)point[i];
+            memcpy(cb->x + 3 * k, p->x + 3 * i, 3 * sizeof *cb->x);
+            memcpy(cb->v + 3 * k, p->v + 3 * i, 3 * sizeof *cb->v);
+            cb->gid[k] = p->gid[i], cb->body[k] = p->body[i];
+        }
+    cb->n_cells = (size_t)n;
+    cb->tri = shard_malloc((3 * (size_t)n + 3) * sizeof *cb->tri);
+    for (size_t q = 0; q < 3 * (size_t)n; q++)
+        cb->tri[q] = point[tri[q]];
+    free(point), free(tri);
+    cb->cols[0] = (shard_column){"global_id", SHARD_TYPE_I64, 1, cb->gid};
+    cb->cols[1] = (shard_column){"velocity", SHARD_TYPE_F64, 3, cb->v};
+    cb->cols[2] = (shard_column){"body", SHARD_TYPE_I32, 1, cb->body};
+    return 1;
+}
+
+static void shard_sim_cell_block_free(shard_sim_cell_block *cb)
+{
+    free(cb->x), free(cb->v), free(cb->gid), free(cb->tri), free(cb->body);
+    memset(cb, 0, sizeof *cb);
+}
+
 /* Runs the Catalyst scripts due at this step with every output field (and the fragment statistics as field
  * data when bodies can break). Collective. */
 static void shard_sim_insitu(shard_sim *s)
@@ -223,38 +319,17 @@ static void shard_sim_insitu(shard_sim *s)
         f.has_frames = 1, f.n_frames = fr.n, f.frame_position = fr.x;
         f.n_frame_cols = tb.n_cols, f.frame_cols = tb.cols;
     }
+    shard_sim_cell_block cb;
+    if (shard_sim_cell_block_make(s, &cb)) {
+        f.has_cells = 1, f.n_cell_points = cb.n_points, f.cell_position = cb.x, f.n_cells = cb.n_cells;
+        f.cells = cb.tri, f.n_cell_cols = 3, f.cell_cols = cb.cols;
+    }
     shard_error e;
     int rc = shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e);
     shard_sim_frames_free(&fr);
+    shard_sim_cell_block_free(&cb);
     if (rc)
         shard_fail_all(s->comm, e.code, e.msg);
-}
-
-/* The triangles of the surfaces (matter.h, cells) as the output table /cloth: global ids, which the writer turns
- * into rows of /particles.  0 when no module of the scene draws any. */
-static int shard_sim_cells_make(shard_sim *s, int64_t **tri, shard_column *col, shard_output_table *table)
-{
-    size_t n = 0;
-    int any = 0;
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->cells && s->mod[m].used) {
-            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            n += s->mod[m].def->cells(&mc, NULL);
-            any = 1;
-        }
-    *tri = NULL;
-    if (!any)
-        return 0;
-    *tri = shard_malloc((3 * n + 3) * sizeof **tri);
-    size_t at = 0;
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->cells && s->mod[m].used) {
-            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            at += s->mod[m].def->cells(&mc, *tri + 3 * at);
-        }
-    *col = (shard_column){"triangles", SHARD_TYPE_I64, 3, *tri};
-    *table = (shard_output_table){.group = "cloth", .n_rows = n, .n_cols = 1, .cols = col, .cells = 1};
-    return 1;
 }
 
 int shard_sim_write_output(shard_sim *s, shard_error *err)

@@ -612,6 +612,9 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         shard_comm_sum_i64s(c, s->body_count, (size_t)sc->n_bodies);
     }
     s->startup_seconds[0] = shard_wtime() - t_sample;
+    s->timed = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->timed);
+    for (int b = 0; b < sc->n_bodies; b++)
+        s->any_timed |= s->timed[b] = (uint8_t)shard_sample_constraints_timed(&sc->bodies[b]);
     s->body_first = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof *s->body_first);
     s->body_first[0] = 0;
     for (int b = 0; b < sc->n_bodies; b++)
@@ -910,7 +913,7 @@ void shard_sim_destroy(shard_sim **sp)
         shard_pairlist_free(&s->term[k].memory[1]);
     }
     free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius), free(s->own_contact);
-    free(s->body_first);
+    free(s->body_first), free(s->timed);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);
     shard_csr_free(&s->active);

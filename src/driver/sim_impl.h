@@ -89,6 +89,8 @@ struct shard_sim {
     double *contact_radius;       /* per body: the largest contact radius any term gives it */
     uint8_t *own_contact;         /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
     int64_t *body_first;          /* per body: its first global id (n_bodies + 1 entries) */
+    uint8_t *timed;               /* per body: 1 when a constraint has a time window (re-applied every step) */
+    int any_timed;
     shard_collective svc;         /* the collective services handed to modules' collective hooks */
     double *f;                    /* force scratch, 3 per owned */
     size_t f_cap;

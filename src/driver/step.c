@@ -21,6 +21,7 @@
 #include "sim_impl.h"
 
 #include "shard/integrate.h"
+#include "shard/sample.h"
 #include "shard/xsum.h"
 
 #include <math.h>
@@ -221,10 +222,24 @@ void shard_sim_settle(shard_sim *s, int kick)
         }
 }
 
+/* Prescribed velocities over time windows (bodies[i].prescribed[k].start, end): which hold each particle of such
+ * a body is decided at the start of every step, from its rest position and the step's time (the same on every
+ * rank; flags and vpres are state, so a restart continues with them). */
+static void shard_sim_timed_constraints(shard_sim *s)
+{
+    shard_particles *p = &s->p;
+    double t = (double)s->step * s->dt;
+    for (size_t i = 0; i < p->n_owned; i++)
+        if (s->timed[p->body[i]])
+            shard_sample_constraints(&s->scene.bodies[p->body[i]], p->X + 3 * i, t, p->vpres + 3 * i, &p->flags[i]);
+}
+
 void shard_sim_step(shard_sim *s)
 {
     shard_particles *p = &s->p;
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    if (s->any_timed)
+        shard_sim_timed_constraints(s);
     double h = 0.5 * s->dt;
     shard_integrate_kick(p, h);
     shard_integrate_drift(p, s->dt);
