@@ -16,8 +16,10 @@
  * polydata's field data instead: they are small, and a copy outlives the driver's buffers.  The per-particle
  * memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as
  * the vertex cells' connectivity and their offsets, and a constant "rank" array for callers that pass no rank
- * column.  A data assembly names the blocks so that "cloth" and "rigid" can be appended
- * later without breaking scripts that select by name.
+ * column.  A data assembly names the blocks so that "rigid" and "cloth" are appended, at the first execution that
+ * has them, without breaking scripts that select by name.  Block "rigid" (a few points on rank 0) is copied;
+ * block "cloth" wraps the driver's arrays like "particles" (points, columns, and the triangles' connectivity,
+ * whose offsets 0, 3, 6, ... are ours), because a cloth may have as many vertices as a solid has particles.
  *
  * Script errors: ParaView imports a version 2 script at its first execution, not when the pipeline is created
  * (the script may build its pipeline at import and needs data for that), so create() cannot import it.  It checks
@@ -124,6 +126,7 @@ struct shard_catalyst
     vtkSmartPointer<vtkPartitionedDataSetCollection> collection;
     vtkSmartPointer<vtkPolyData> particles;
     vtkSmartPointer<vtkPolyData> rigid; /* block "rigid", made at the first execution with frames */
+    vtkSmartPointer<vtkPolyData> cloth; /* block "cloth", made at the first execution with cells */
     vtkSmartPointer<vtkDoubleArray> coords;
     vtkSmartPointer<vtkIdTypeArray> offsets, connectivity;
     /* One VTK array per column name seen so far (the driver hands the same list on every rank and step), and
@@ -134,6 +137,15 @@ struct shard_catalyst
     std::vector<std::string> global_names; /* field-data arrays of the last execution (replaced at the next) */
     std::vector<vtkIdType> ramp;  /* 0, 1, 2, ...: vertex-cell offsets and connectivity (grow-only) */
     std::vector<int> rank_values; /* this rank, once per particle (grow-only) */
+    /* Block "cloth" has its own of each of the above: a name such as "velocity" is a column of both blocks,
+     * with different lengths. */
+    vtkSmartPointer<vtkDoubleArray> cloth_coords;
+    vtkSmartPointer<vtkIdTypeArray> cloth_offsets, cloth_connectivity;
+    std::vector<std::string> cloth_names;
+    std::vector<vtkSmartPointer<vtkDataArray>> cloth_arrays;
+    vtkSmartPointer<vtkIntArray> cloth_rank_array;
+    std::vector<vtkIdType> cloth_ramp;  /* 0, 3, 6, ...: the triangles' offsets (grow-only) */
+    std::vector<int> cloth_rank_values; /* this rank, once per cell point (grow-only) */
     PyObject *python;             /* the helpers' namespace (a dict, owned) */
 };
 
@@ -230,24 +242,38 @@ static std::string shard_catalyst_last_line(const std::string &text)
     return text.substr(start, end - start + 1);
 }
 
+/* A partition's polydata whose points are the array `coords` (3 components, "position"), with vertex cells (the
+ * particles) or polygons (the cloth) to be bound to `offsets` and `connectivity`, and the "rank" array; arrays
+ * without data yet. */
+static vtkSmartPointer<vtkPolyData> shard_catalyst_new_poly(vtkSmartPointer<vtkDoubleArray> &coords,
+                                                            vtkSmartPointer<vtkIdTypeArray> &offsets,
+                                                            vtkSmartPointer<vtkIdTypeArray> &connectivity,
+                                                            vtkSmartPointer<vtkIntArray> &rank, bool polys)
+{
+    vtkSmartPointer<vtkPolyData> mesh = vtkSmartPointer<vtkPolyData>::New();
+    coords = vtkSmartPointer<vtkDoubleArray>::New();
+    coords->SetNumberOfComponents(3);
+    coords->SetName("position");
+    vtkNew<vtkPoints> points;
+    points->SetData(coords);
+    mesh->SetPoints(points);
+    offsets = vtkSmartPointer<vtkIdTypeArray>::New();
+    connectivity = vtkSmartPointer<vtkIdTypeArray>::New();
+    vtkNew<vtkCellArray> cells;
+    if (polys)
+        mesh->SetPolys(cells);
+    else
+        mesh->SetVerts(cells);
+    rank = vtkSmartPointer<vtkIntArray>::New();
+    rank->SetNumberOfComponents(1);
+    rank->SetName("rank");
+    return mesh;
+}
+
 /* The dataset skeleton: collection -> "particles" -> this rank's polydata, arrays without data yet. */
 static void shard_catalyst_build_dataset(shard_catalyst *h)
 {
-    h->particles = vtkSmartPointer<vtkPolyData>::New();
-    h->coords = vtkSmartPointer<vtkDoubleArray>::New();
-    h->coords->SetNumberOfComponents(3);
-    h->coords->SetName("position");
-    vtkNew<vtkPoints> points;
-    points->SetData(h->coords);
-    h->particles->SetPoints(points);
-    h->offsets = vtkSmartPointer<vtkIdTypeArray>::New();
-    h->connectivity = vtkSmartPointer<vtkIdTypeArray>::New();
-    vtkNew<vtkCellArray> verts;
-    h->particles->SetVerts(verts);
-
-    h->rank_array = vtkSmartPointer<vtkIntArray>::New();
-    h->rank_array->SetNumberOfComponents(1);
-    h->rank_array->SetName("rank");
+    h->particles = shard_catalyst_new_poly(h->coords, h->offsets, h->connectivity, h->rank_array, false);
 
     h->collection = vtkSmartPointer<vtkPartitionedDataSetCollection>::New();
     h->collection->SetNumberOfPartitionedDataSets(1);
@@ -276,13 +302,15 @@ static void shard_catalyst_wrap(vtkDataArray *a, const T *data, size_t n)
     a->Modified();
 }
 
-/* The VTK array for a column: one per name, created at its first appearance with the column's element type and
- * component count (a 9-component column is a tensor, its components named as VTK names them). */
-static vtkDataArray *shard_catalyst_array(shard_catalyst *h, const shard_column *col)
+/* The VTK array for a column of one block (its names and arrays): one per name, created at its first appearance
+ * with the column's element type and component count (a 9-component column is a tensor, its components named as
+ * VTK names them). */
+static vtkDataArray *shard_catalyst_array(std::vector<std::string> &names,
+                                          std::vector<vtkSmartPointer<vtkDataArray>> &arrays, const shard_column *col)
 {
-    for (size_t k = 0; k < h->names.size(); k++)
-        if (h->names[k] == col->name)
-            return h->arrays[k];
+    for (size_t k = 0; k < names.size(); k++)
+        if (names[k] == col->name)
+            return arrays[k];
     vtkSmartPointer<vtkDataArray> a;
     switch (col->type) {
     case SHARD_TYPE_I64:
@@ -309,8 +337,8 @@ static vtkDataArray *shard_catalyst_array(shard_catalyst *h, const shard_column 
         for (int j = 0; j < 9; j++)
             a->SetComponentName(j, tensor[j]);
     }
-    h->names.push_back(col->name);
-    h->arrays.push_back(a);
+    names.push_back(col->name);
+    arrays.push_back(a);
     return a;
 }
 
@@ -336,18 +364,44 @@ static void shard_catalyst_wrap_column(vtkDataArray *a, const shard_column *col,
     }
 }
 
-/* Which columns the dataset carries at this step: those that every rank with particles passes with data.
- * Agreed with one allreduce so that all partitions share one array layout (parallel writers and colour maps
- * expect that) even when a rank has no particles and its pointers mean nothing.  Collective. */
-static uint64_t shard_catalyst_present(shard_catalyst *h, const shard_insitu_fields *f)
+/* The bit of the cloth's column mask (shard_catalyst_present) that says every rank's triangles are sound. */
+static constexpr int SHARD_CATALYST_CELLS_OK = 63;
+
+/* The first of this rank's triangles with a vertex that is not one of its cell points, or n_cells when all are
+ * sound.  VTK filters read such a triangle out of bounds, so it must never reach a script. Local. */
+static size_t shard_catalyst_bad_cell(const shard_insitu_fields *f)
 {
-    uint64_t mine = ~UINT64_C(0), all = 0;
+    int64_t n = f->cell_position ? static_cast<int64_t>(f->n_cell_points) : 0;
+    if (!f->cells)
+        return 0;
+    for (size_t t = 0; t < f->n_cells; t++)
+        for (int j = 0; j < 3; j++)
+            if (f->cells[3 * t + j] < 0 || f->cells[3 * t + j] >= n)
+                return t;
+    return f->n_cells;
+}
+
+/* Which columns the dataset carries at this step: present[0] for block "particles", those that every rank with
+ * particles passes with data; present[1] likewise for block "cloth" among the ranks with cell points, plus bit
+ * SHARD_CATALYST_CELLS_OK.  Agreed with one allreduce (for both blocks) so that all partitions share one array
+ * layout (parallel writers and colour maps expect that) even when a rank has no particles and its pointers mean
+ * nothing.  Collective. */
+static void shard_catalyst_present(shard_catalyst *h, const shard_insitu_fields *f, uint64_t present[2])
+{
+    uint64_t mine[2] = {~UINT64_C(0), ~UINT64_C(0)};
     if (f->position && f->n > 0)
         for (int k = 0; k < f->n_cols && k < 64; k++)
             if (!f->cols[k].data)
-                mine &= ~(UINT64_C(1) << k);
-    shard_catalyst_mpi(h->comm, MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_BAND, h->comm), "MPI_Allreduce");
-    return all;
+                mine[0] &= ~(UINT64_C(1) << k);
+    if (f->has_cells) {
+        if (f->cell_position && f->n_cell_points > 0)
+            for (int k = 0; k < f->n_cell_cols && k < 16; k++)
+                if (!f->cell_cols[k].data)
+                    mine[1] &= ~(UINT64_C(1) << k);
+        if (shard_catalyst_bad_cell(f) < f->n_cells)
+            mine[1] &= ~(UINT64_C(1) << SHARD_CATALYST_CELLS_OK);
+    }
+    shard_catalyst_mpi(h->comm, MPI_Allreduce(mine, present, 2, MPI_UINT64_T, MPI_BAND, h->comm), "MPI_Allreduce");
 }
 
 /* The globals of this step into the field data of this rank's partition, copied (a few hundred values at most),
@@ -406,7 +460,7 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
         const shard_column *col = &f->cols[k];
         if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
             continue;
-        vtkDataArray *a = shard_catalyst_array(h, col);
+        vtkDataArray *a = shard_catalyst_array(h->names, h->arrays, col);
         shard_catalyst_wrap_column(a, col, n);
         has_rank |= std::strcmp(col->name, "rank") == 0;
         if (std::strcmp(col->name, "global_id") == 0)
@@ -477,6 +531,83 @@ static void shard_catalyst_bind_frames(shard_catalyst *h, const shard_insitu_fie
     h->collection->Modified();
 }
 
+/* Block "cloth": this rank's triangles over its cell points, wrapped without copying as the particles are, with
+ * the columns that `present` keeps.  Made at the first execution with cells (has_cells is the same on every rank,
+ * so every rank adds the block at the same execution, after "rigid" when both come together).  An execution
+ * without cells leaves the block in place, empty: its indices stay, and no array keeps pointing at the driver's
+ * memory of an earlier step.  Returns 0, or SHARD_EXIT_INTERNAL with the same *err on every rank (one broadcast)
+ * when some rank's triangles use points it does not pass; the block is then empty.  Collective only then. */
+static int shard_catalyst_bind_cells(shard_catalyst *h, const shard_insitu_fields *f, uint64_t present,
+                                     shard_error *err)
+{
+    if (!h->cloth && !f->has_cells)
+        return 0;
+    if (!h->cloth) {
+        h->cloth = shard_catalyst_new_poly(h->cloth_coords, h->cloth_offsets, h->cloth_connectivity,
+                                           h->cloth_rank_array, true);
+        unsigned int at = h->collection->GetNumberOfPartitionedDataSets();
+        h->collection->SetNumberOfPartitionedDataSets(at + 1);
+        h->collection->SetPartition(at, 0, h->cloth);
+        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "cloth");
+        vtkDataAssembly *assembly = h->collection->GetDataAssembly();
+        assembly->AddDataSetIndex(assembly->AddNode("cloth"), at);
+    }
+    bool sound = present >> SHARD_CATALYST_CELLS_OK & 1u;
+    if (f->has_cells && !sound) {
+        size_t bad = shard_catalyst_bad_cell(f);
+        if (bad < f->n_cells)
+            shard_catalyst_error(err, SHARD_EXIT_INTERNAL,
+                                 "Catalyst: block \"cloth\" on rank %d: triangle %zu of %zu has a vertex that is not "
+                                 "one of the rank's %zu cell points",
+                                 h->rank, bad, f->n_cells, f->cell_position ? f->n_cell_points : size_t{0});
+        shard_catalyst_agree(h->comm, h->rank, h->size, err);
+    }
+    bool use = f->has_cells && sound;
+    size_t n = use && f->cell_position ? f->n_cell_points : 0;
+    size_t m = use && f->cells ? f->n_cells : 0;
+    if (h->cloth_ramp.size() < m + 1) {
+        size_t old = h->cloth_ramp.size();
+        h->cloth_ramp.resize(m + 1);
+        for (size_t i = old; i < m + 1; i++)
+            h->cloth_ramp[i] = 3 * static_cast<vtkIdType>(i);
+    }
+    if (h->cloth_rank_values.size() < n + 1)
+        h->cloth_rank_values.assign(n + 1, h->rank);
+    shard_catalyst_wrap<double>(h->cloth_coords, f->cell_position, n);
+    h->cloth->GetPoints()->Modified();
+    /* Offsets 0, 3, ..., 3m (m + 1 values, so an empty partition still has its leading 0); the driver's indices
+     * are the connectivity as they are (int64_t is vtkIdType's size: static_assert above). */
+    shard_catalyst_wrap<vtkIdType>(h->cloth_offsets, h->cloth_ramp.data(), m + 1);
+    shard_catalyst_wrap<vtkIdType>(h->cloth_connectivity, reinterpret_cast<const vtkIdType *>(f->cells), 3 * m);
+    h->cloth->GetPolys()->SetData(h->cloth_offsets, h->cloth_connectivity);
+
+    vtkPointData *pd = h->cloth->GetPointData();
+    pd->SetGlobalIds(nullptr);
+    for (const std::string &name : h->cloth_names)
+        pd->RemoveArray(name.c_str());
+    pd->RemoveArray("rank");
+    bool has_rank = false;
+    for (int k = 0; k < f->n_cell_cols && k < 16 && use; k++) {
+        const shard_column *col = &f->cell_cols[k];
+        if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
+            continue;
+        vtkDataArray *a = shard_catalyst_array(h->cloth_names, h->cloth_arrays, col);
+        shard_catalyst_wrap_column(a, col, n);
+        has_rank |= std::strcmp(col->name, "rank") == 0;
+        if (std::strcmp(col->name, "global_id") == 0)
+            pd->SetGlobalIds(a);
+        else
+            pd->AddArray(a);
+    }
+    if (!has_rank) {
+        shard_catalyst_wrap<int>(h->cloth_rank_array, h->cloth_rank_values.data(), n);
+        pd->AddArray(h->cloth_rank_array);
+    }
+    h->cloth->Modified();
+    h->collection->Modified();
+    return err->code;
+}
+
 /* Tears down whatever create() built so far; every rank calls it at the same point. */
 static void shard_catalyst_free(shard_catalyst *h)
 {
@@ -489,6 +620,14 @@ static void shard_catalyst_free(shard_catalyst *h)
         for (auto &a : h->arrays)
             a->Initialize();
         h->rank_array->Initialize();
+    }
+    if (h->cloth) {
+        shard_catalyst_wrap<double>(h->cloth_coords, nullptr, 0);
+        shard_catalyst_wrap<vtkIdType>(h->cloth_offsets, h->cloth_ramp.data(), h->cloth_ramp.empty() ? 0 : 1);
+        shard_catalyst_wrap<vtkIdType>(h->cloth_connectivity, nullptr, 0);
+        for (auto &a : h->cloth_arrays)
+            a->Initialize();
+        h->cloth_rank_array->Initialize();
     }
     if (h->processor) {
         /* Finalize runs each script's catalyst_finalize, so every pipeline has to be registered again (execute
@@ -595,8 +734,12 @@ static int shard_catalyst_execute(void *impl, long step, double time, int n_due,
 {
     std::memset(err, 0, sizeof *err);
     shard_catalyst *h = static_cast<shard_catalyst *>(impl);
-    shard_catalyst_bind(h, f, shard_catalyst_present(h, f));
+    uint64_t present[2];
+    shard_catalyst_present(h, f, present);
+    shard_catalyst_bind(h, f, present[0]);
     shard_catalyst_bind_frames(h, f);
+    if (shard_catalyst_bind_cells(h, f, present[1], err))
+        return err->code;
     for (int d = 0; d < n_due; d++) {
         shard_catalyst_script &s = h->scripts[static_cast<size_t>(due[d])];
         /* One script per CoProcess, so that a failure names its script and the others keep their own

@@ -11,7 +11,7 @@
 
 #include "shard/insitu.h"
 
-#define SHARD_CATALYST_ABI 3
+#define SHARD_CATALYST_ABI 4
 #define SHARD_CATALYST_ENTRY "shard_catalyst_module"
 
 typedef struct shard_catalyst_api {

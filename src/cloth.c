@@ -502,6 +502,16 @@ double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri 
     return W;
 }
 
+double shard_cloth_stretch(const shard_cloth_tri *r, const double *x0, const double *x1, const double *x2)
+{
+    double F[6];
+    shard_cloth_gradient(r->Dinv, x0, x1, x2, F);
+    double G00 = 0.5 * (shard_cloth_dot(F, F) - 1.0), G11 = 0.5 * (shard_cloth_dot(F + 3, F + 3) - 1.0);
+    double G01 = 0.5 * shard_cloth_dot(F, F + 3);
+    double m = 0.5 * (G00 + G11), d = 0.5 * (G00 - G11);
+    return m + sqrt(d * d + G01 * G01);
+}
+
 /* ------------------------------------------------------------------------------------------------------------
  * Bending
  * ------------------------------------------------------------------------------------------------------------ */

@@ -304,6 +304,26 @@ static void shard_matter_cloth_energy(const shard_matter_ctx *c, shard_xsum *acc
     shard_matter_cloth_run(c, NULL, acc);
 }
 
+/* Output: each owned vertex's stretch, the largest over its triangles. */
+static void shard_matter_cloth_output(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT])
+{
+    double *stretch = cols[SHARD_OUT_STRETCH];
+    if (!(want & 1u << SHARD_OUT_STRETCH) || !stretch)
+        return;
+    const shard_cloth_state *st = c->state;
+    const shard_particles *p = c->ph->p;
+    const shard_block *blk = c->block;
+    for (size_t i = blk->first; i < blk->first + blk->n_owned; i++)
+        stretch[i] = -INFINITY;
+    for (size_t e = 0; e < st->n_tri; e++) {
+        const shard_cloth_tri_el *el = &st->tri[e];
+        double g = shard_cloth_stretch(&el->rest, p->x + 3 * el->v[0], p->x + 3 * el->v[1], p->x + 3 * el->v[2]);
+        for (int q = 0; q < 3; q++)
+            if ((size_t)el->v[q] < p->n_owned)
+                stretch[el->v[q]] = fmax(stretch[el->v[q]], g);
+    }
+}
+
 static size_t shard_matter_cloth_cells(const shard_matter_ctx *c, int32_t *tri)
 {
     const shard_cloth_state *st = c->state;
@@ -353,6 +373,8 @@ const shard_matter shard_matter_cloth = {
     .prepare = shard_matter_cloth_prepare,
     .terms = shard_matter_cloth_terms,
     .n_terms = 1,
+    .outputs = 1u << SHARD_OUT_STRETCH,
+    .output = shard_matter_cloth_output,
     .describe = shard_matter_cloth_describe,
     .cells = shard_matter_cloth_cells,
     .flags = SHARD_MATTER_SURFACE,

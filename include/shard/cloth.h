@@ -116,6 +116,9 @@ double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri 
                             const double *x1, const double *x2, const double *v0, const double *v1,
                             const double *v2, double f[9]);
 
+/* The largest principal Green strain of a triangle (its membrane stretch; negative in compression). */
+double shard_cloth_stretch(const shard_cloth_tri *r, const double *x0, const double *x1, const double *x2);
+
 /* A hinge's rest data. */
 typedef struct shard_cloth_hinge_rest {
     double k;                   /* D |e|^2 / (A_1 + A_2), N m */

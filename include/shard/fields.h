@@ -69,7 +69,7 @@ static inline void **shard_field_slot(void *base, const shard_field_desc *f)
 static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (size_t)f->ncomp * f->elem_size; }
 
 /* The output fields: X_(ID, "name", type, components, "unit", from, "what it is").  `from` is who fills the
- * column: core (the particle store and the driver) or a matter module (here the solid); particles of other
+ * column: core (the particle store and the driver) or a matter module (the solid, cloth); particles of other
  * kinds get zeros in a module's columns.  Components: 1 scalar, 3 vector, 9 tensor (row by row; the stress is
  * written whole, not as 6 symmetric components, because ParaView's XDMF readers and VTK disagree on the order
  * of a 6-component tensor).  position and global_id are always written. */
@@ -83,6 +83,8 @@ static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (
        "Frobenius norm of the plastic Green strain")                                                             \
     X_(DAMAGE, "damage", SHARD_TYPE_F64, 1, "1", solid, "broken fraction of the particle's reference bonds")     \
     X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")      \
+    X_(STRETCH, "stretch", SHARD_TYPE_F64, 1, "1", cloth,                                                        \
+       "cloth: the largest principal Green strain of the vertex's triangles (membrane stretch)")                 \
     X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                       \
        "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "    \
        "only when some body can)")                                                                               \

@@ -78,7 +78,10 @@ typedef struct shard_insitu_fields {
      * block).  Each rank passes the triangles it lists (every triangle is listed by exactly one rank) as indices
      * into its own cell points: n_cell_points points at cell_position (the rank's owned vertices and the ghost
      * vertices its triangles need, each once), with the columns cell_cols (the same list on every rank, each
-     * n_cell_points rows: global_id, velocity, body), used in place. */
+     * n_cell_points rows: global_id, velocity, body), used in place, and treated as the particles' columns are
+     * (a column whose data is NULL on some rank with cell points is left out everywhere; "global_id" becomes
+     * the GlobalIds; "rank", the partition's rank, is added).  A triangle index outside [0, n_cell_points) on
+     * any rank makes shard_insitu_execute fail on every rank before the scripts run. */
     int has_cells;
     size_t n_cell_points;
     const double *cell_position;   /* 3 n_cell_points */
@@ -109,7 +112,8 @@ int shard_insitu_wants(const shard_insitu *h, long step);
 
 /* Collective.  Runs the scripts due at `step` (simulated time `time`, s) on the particles in *f.  Returns 0, or
  * SHARD_EXIT_INPUT with the same *err on every rank when a script failed (its Python traceback has been printed
- * once, by the lowest failing rank).  A no-op returning 0 when h is NULL or no script is due. */
+ * once, by the lowest failing rank), or SHARD_EXIT_INTERNAL (same *err everywhere, no script run) when some
+ * rank's cloth triangles use points it does not pass.  A no-op returning 0 when h is NULL or no script is due. */
 int shard_insitu_execute(shard_insitu *h, long step, double time, const shard_insitu_fields *f, shard_error *err);
 
 /* Collective: finalises the scripts (catalyst_finalize) and Catalyst; NULL-safe; nulls the pointer.  Must come

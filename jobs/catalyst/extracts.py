@@ -1,5 +1,6 @@
 # script-version: 2
-# Catalyst script (1): writes the particles as partitioned VTK files, one set per step it is run on.
+# Catalyst script (1): writes Shard's data as partitioned VTK files, one set per step it is run on: every block,
+# the particles and, when the scene has them, the rigid bodies' frames and the cloth's triangles.
 #
 # Each call writes OUT/particles_<step>.vtpc (a vtkPartitionedDataSetCollection: one .vtp piece per rank under
 # OUT/particles_<step>/), which ParaView opens directly; File > Open the .vtpc files as one time series.  Shard
@@ -11,7 +12,7 @@ import os
 from paraview import catalyst
 from paraview.simple import *
 
-# The simulation's data: Shard's channel "input" (blocks "particles", later "cloth" and "rigid").
+# The simulation's data: Shard's channel "input" (blocks "particles", and "rigid" and "cloth" when there).
 shard_input = PVTrivialProducer(registrationName="input")
 
 extractor = CreateExtractor("VTPC", shard_input, registrationName="particles_vtpc")

@@ -106,7 +106,7 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
         for (int f = 0; f < SHARD_OUT_COUNT; f++)
             if ((want & def->outputs) >> f & 1u)
                 mine[f] = fill[f];
-        shard_matter_ctx mc = {.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies};
+        shard_matter_ctx mc = shard_sim_module_ctx(s, m);
         def->output(&mc, want & def->outputs, mine);
     }
     int k = 0;

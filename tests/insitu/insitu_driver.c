@@ -8,14 +8,22 @@
  * have structure and extracts can be checked exactly.  Errors follow the driver's rule: rank 0 prints
  * "shard: error: <msg>" once and every rank exits with the error's code.
  *
+ * With --cloth the lattice's face y = 0 is also handed over as a cloth (block "cloth"): its particles are the
+ * vertices, each square of the face is split into two triangles, and a square is listed by the owner of its
+ * corner of least id, which passes the square's other corners that other ranks own as ghost vertices (the rows
+ * of the next z layer).  Every triangle is so listed by exactly one rank, 2 (NX-1)(NZ-1) in all at any rank count,
+ * and a rank may list none (it owns only the face's last row) or have no vertex at all, as in the real driver.
+ *
  * usage: insitu_driver [--script FILE --every N]... [--steps S] [--lattice NX NY NZ] [--fields all|position]
- *                    [--work SECONDS] [--out DIR]
+ *                    [--cloth [--cloth-bad RANK]] [--work SECONDS] [--out DIR]
  *   --steps S     steps 0..S are offered to the scripts (default 20)
  *   --fields      "position" passes only the coordinates (tests optional arrays)
+ *   --cloth       adds block "cloth" (above), with the columns global_id, velocity and body
+ *   --cloth-bad R rank R's last triangle points one past its cell points (tests the adaptor's refusal)
  *   --work T      busy-waits T seconds per step, standing in for the physics when measuring overhead
  *   --out DIR     the output folder handed to shard_insitu_create (what the driver passes: <output_dir>/catalyst)
- * Rank 0 prints "particles N", then "executed STEP" for every step handed to Catalyst, and the time spent in
- * shard_insitu_execute (max over ranks).
+ * Rank 0 prints "particles N" (and "cloth triangles T" with --cloth), then "executed STEP" for every step handed
+ * to Catalyst, and the time spent in shard_insitu_execute (max over ranks).
  */
 #include "shard/comm.h"
 #include "shard/insitu.h"
@@ -31,8 +39,19 @@ typedef struct test_block {
     int64_t first;
     int64_t *gid;
     int32_t *body, *material, *inverted;
-    double *X, *x, *v, *u, *stress, *vm, *plastic, *damage;
+    double *X, *x, *v, *u, *stress, *vm, *plastic, *damage, *stretch;
 } test_block;
+
+/* Rest position and body of particle g of the lattice. */
+static void test_rest(int64_t g, const long dims[3], double X[3], int32_t *body)
+{
+    int64_t ix = g % dims[0], iy = (g / dims[0]) % dims[1], iz = g / (dims[0] * dims[1]);
+    double h = 1.0 / (double)dims[0];
+    X[0] = (double)ix * h;
+    X[1] = (double)iy * h;
+    X[2] = (double)iz * h;
+    *body = 2 * ix < dims[0] ? 0 : 1;
+}
 
 static void test_block_init(test_block *b, int rank, int size, const long dims[3])
 {
@@ -53,15 +72,10 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
     b->vm = shard_malloc(n * sizeof *b->vm + 1);
     b->plastic = shard_malloc(n * sizeof *b->plastic + 1);
     b->damage = shard_malloc(n * sizeof *b->damage + 1);
-    double h = 1.0 / (double)dims[0];
+    b->stretch = shard_malloc(n * sizeof *b->stretch + 1);
     for (size_t i = 0; i < n; i++) {
-        int64_t g = b->first + (int64_t)i;
-        int64_t ix = g % dims[0], iy = (g / dims[0]) % dims[1], iz = g / (dims[0] * dims[1]);
-        b->gid[i] = g;
-        b->X[3 * i + 0] = (double)ix * h;
-        b->X[3 * i + 1] = (double)iy * h;
-        b->X[3 * i + 2] = (double)iz * h;
-        b->body[i] = 2 * ix < dims[0] ? 0 : 1;
+        b->gid[i] = b->first + (int64_t)i;
+        test_rest(b->gid[i], dims, b->X + 3 * i, &b->body[i]);
         b->material[i] = b->body[i];
         b->inverted[i] = 0;
     }
@@ -70,22 +84,33 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
 static void test_block_free(test_block *b)
 {
     free(b->gid), free(b->body), free(b->material), free(b->inverted), free(b->X), free(b->x), free(b->v), free(b->u);
-    free(b->stress), free(b->vm), free(b->plastic), free(b->damage);
+    free(b->stress), free(b->vm), free(b->plastic), free(b->damage), free(b->stretch);
 }
 
-/* The state at step s: a bending wave w = A sin(pi x) cos(omega s) in z, its velocity, strain-like stress. */
+static const double test_amplitude = 0.05, test_omega = 0.2;
+
+/* The motion at step s of the point at rest at X: a bending wave w = A sin(pi x) cos(omega s) in z, as
+ * displacement u, position x and velocity v.  A function of X alone, so that a ghost vertex of the cloth is where
+ * its owner has it. */
+static void test_wave(const double X[3], long step, double u[3], double x[3], double v[3])
+{
+    double c = cos(test_omega * (double)step), sdot = -test_omega * sin(test_omega * (double)step);
+    double w = test_amplitude * sin(M_PI * X[0]);
+    u[0] = 0.0, u[1] = 0.0, u[2] = w * c;
+    v[0] = 0.0, v[1] = 0.0, v[2] = w * sdot;
+    for (int k = 0; k < 3; k++)
+        x[k] = X[k] + u[k];
+}
+
+/* The state at step s: the wave's motion and a strain-like stress. */
 static void test_block_fill(test_block *b, long step)
 {
-    const double A = 0.05, omega = 0.2, E = 1.0e6;
-    double c = cos(omega * (double)step), sdot = -omega * sin(omega * (double)step);
+    const double A = test_amplitude, E = 1.0e6;
+    double c = cos(test_omega * (double)step);
     for (size_t i = 0; i < b->n; i++) {
         const double *X = b->X + 3 * i;
-        double w = A * sin(M_PI * X[0]);
-        double *u = b->u + 3 * i, *x = b->x + 3 * i, *v = b->v + 3 * i, *s = b->stress + 9 * i;
-        u[0] = 0.0, u[1] = 0.0, u[2] = w * c;
-        v[0] = 0.0, v[1] = 0.0, v[2] = w * sdot;
-        for (int k = 0; k < 3; k++)
-            x[k] = X[k] + u[k];
+        double *u = b->u + 3 * i, *s = b->stress + 9 * i;
+        test_wave(X, step, u, b->x + 3 * i, b->v + 3 * i);
         /* bending stress: linear through the thickness, largest mid-span */
         double sxx = E * A * M_PI * M_PI * sin(M_PI * X[0]) * (X[2] - 0.25) * c;
         double syy = 0.3 * sxx, szz = 0.0, sxy = 0.1 * sxx, syz = 0.0, sxz = 0.0;
@@ -95,7 +120,82 @@ static void test_block_fill(test_block *b, long step)
                         3.0 * (sxy * sxy + syz * syz + sxz * sxz));
         b->plastic[i] = 1e-3 * X[0] * (double)step;
         b->damage[i] = fmin(1.0, 0.01 * (double)step * X[1]);
+        /* the wave's membrane Green strain along x, (dw/dx)^2 / 2 */
+        double slope = A * M_PI * cos(M_PI * X[0]) * c;
+        b->stretch[i] = 0.5 * slope * slope;
     }
+}
+
+/* The cloth of --cloth (see the top of the file): this rank's cell points, owned vertices first in id order,
+ * then the ghosts in the order its triangles first use them. */
+typedef struct test_cloth {
+    size_t n_points, n_cells;
+    int64_t *gid, *cells; /* n_points; 3 n_cells, indices into the points */
+    int32_t *body;
+    double *X, *x, *u, *v; /* 3 n_points */
+} test_cloth;
+
+static void test_cloth_init(test_cloth *cl, const test_block *b, const long dims[3])
+{
+    int64_t nx = dims[0], nxy = dims[0] * dims[1], nz = dims[2], total = nxy * nz;
+    int64_t first = b->first, last = b->first + (int64_t)b->n;
+    /* A face vertex's point index on this rank, or -1; the lattice is small enough for a map over every id. */
+    int64_t *local = shard_malloc((size_t)total * sizeof *local + 1);
+    for (int64_t g = 0; g < total; g++)
+        local[g] = -1;
+    size_t owned = 0, squares = 0;
+    for (int64_t g = first; g < last; g++)
+        if ((g / nx) % dims[1] == 0) {
+            owned++;
+            squares += g % nx < nx - 1 && g / nxy < nz - 1;
+        }
+    /* Each square adds at most 3 ghosts. */
+    size_t cap = owned + 3 * squares;
+    cl->gid = shard_malloc(cap * sizeof *cl->gid + 1);
+    cl->cells = shard_malloc(6 * squares * sizeof *cl->cells + 1);
+    cl->n_points = cl->n_cells = 0;
+    for (int64_t g = first; g < last; g++)
+        if ((g / nx) % dims[1] == 0) {
+            local[g] = (int64_t)cl->n_points;
+            cl->gid[cl->n_points++] = g;
+        }
+    for (int64_t g = first; g < last; g++) {
+        if ((g / nx) % dims[1] != 0 || g % nx == nx - 1 || g / nxy == nz - 1)
+            continue;
+        int64_t corner[4] = {g, g + 1, g + nxy, g + nxy + 1}, k[4];
+        for (int j = 0; j < 4; j++) {
+            if (local[corner[j]] < 0) {
+                local[corner[j]] = (int64_t)cl->n_points;
+                cl->gid[cl->n_points++] = corner[j];
+            }
+            k[j] = local[corner[j]];
+        }
+        /* (g, g+1, top right) and (g, top right, top left): both counter-clockwise seen from -y */
+        int64_t *t = cl->cells + 3 * cl->n_cells;
+        t[0] = k[0], t[1] = k[1], t[2] = k[3];
+        t[3] = k[0], t[4] = k[3], t[5] = k[2];
+        cl->n_cells += 2;
+    }
+    free(local);
+    size_t n = cl->n_points;
+    cl->body = shard_malloc(n * sizeof *cl->body + 1);
+    cl->X = shard_malloc(3 * n * sizeof *cl->X + 1);
+    cl->x = shard_malloc(3 * n * sizeof *cl->x + 1);
+    cl->u = shard_malloc(3 * n * sizeof *cl->u + 1);
+    cl->v = shard_malloc(3 * n * sizeof *cl->v + 1);
+    for (size_t i = 0; i < n; i++)
+        test_rest(cl->gid[i], dims, cl->X + 3 * i, &cl->body[i]);
+}
+
+static void test_cloth_fill(test_cloth *cl, long step)
+{
+    for (size_t i = 0; i < cl->n_points; i++)
+        test_wave(cl->X + 3 * i, step, cl->u + 3 * i, cl->x + 3 * i, cl->v + 3 * i);
+}
+
+static void test_cloth_free(test_cloth *cl)
+{
+    free(cl->gid), free(cl->cells), free(cl->body), free(cl->X), free(cl->x), free(cl->u), free(cl->v);
 }
 
 static void test_spin(double seconds)
@@ -111,7 +211,7 @@ int main(int argc, char **argv)
     int rank = shard_comm_rank(c), size = shard_comm_size(c);
     const char *scripts[SHARD_INSITU_MAX_SCRIPTS];
     long every[SHARD_INSITU_MAX_SCRIPTS];
-    int n_scripts = 0, only_position = 0;
+    int n_scripts = 0, only_position = 0, cloth = 0, cloth_bad = -1;
     long steps = 20, dims[3] = {16, 8, 4};
     double work = 0.0;
     const char *out_dir = NULL;
@@ -131,6 +231,10 @@ int main(int argc, char **argv)
                 dims[k] = atol(argv[++i]);
         } else if (!strcmp(a, "--fields") && left >= 1) {
             only_position = !strcmp(argv[++i], "position");
+        } else if (!strcmp(a, "--cloth")) {
+            cloth = 1;
+        } else if (!strcmp(a, "--cloth-bad") && left >= 1) {
+            cloth_bad = atoi(argv[++i]);
         } else if (!strcmp(a, "--work") && left >= 1) {
             work = atof(argv[++i]);
         } else if (!strcmp(a, "--out") && left >= 1) {
@@ -151,8 +255,15 @@ int main(int argc, char **argv)
 
     test_block b = {0};
     test_block_init(&b, rank, size, dims);
+    test_cloth cl = {0};
+    if (cloth)
+        test_cloth_init(&cl, &b, dims);
+    if (rank == cloth_bad && cl.n_cells > 0)
+        cl.cells[3 * cl.n_cells - 1] = (int64_t)cl.n_points;
     if (rank == 0)
         printf("particles %lld\n", (long long)dims[0] * dims[1] * dims[2]);
+    if (rank == 0 && cloth)
+        printf("cloth triangles %lld\n", 2LL * (dims[0] - 1) * (dims[2] - 1));
     double t_insitu = 0.0, t_work = 0.0;
     long executed = 0;
     for (long step = 0; step <= steps; step++) {
@@ -168,8 +279,8 @@ int main(int argc, char **argv)
         const void *data[SHARD_OUT_COUNT] = {
             [SHARD_OUT_GLOBAL_ID] = b.gid, [SHARD_OUT_VELOCITY] = b.v, [SHARD_OUT_DISPLACEMENT] = b.u,
             [SHARD_OUT_STRESS] = b.stress, [SHARD_OUT_VON_MISES] = b.vm, [SHARD_OUT_PLASTIC_STRAIN] = b.plastic,
-            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_BODY] = b.body, [SHARD_OUT_MATERIAL] = b.material,
-            [SHARD_OUT_INVERTED] = b.inverted,
+            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_STRETCH] = b.stretch, [SHARD_OUT_BODY] = b.body,
+            [SHARD_OUT_MATERIAL] = b.material, [SHARD_OUT_INVERTED] = b.inverted,
         };
         shard_column cols[SHARD_OUT_COUNT];
         int n_cols = 0;
@@ -178,6 +289,19 @@ int main(int argc, char **argv)
                 cols[n_cols++] = (shard_column){shard_output_fields[k].name, shard_output_fields[k].type,
                                                 shard_output_fields[k].ncomp, data[k]};
         shard_insitu_fields f = {.n = b.n, .position = b.x, .n_cols = n_cols, .cols = cols};
+        shard_column cell_cols[3];
+        if (cloth) {
+            test_cloth_fill(&cl, step);
+            const int which[3] = {SHARD_OUT_GLOBAL_ID, SHARD_OUT_VELOCITY, SHARD_OUT_BODY};
+            const void *cell_data[3] = {cl.gid, cl.v, cl.body};
+            for (int k = 0; k < 3; k++)
+                cell_cols[k] = (shard_column){shard_output_fields[which[k]].name, shard_output_fields[which[k]].type,
+                                              shard_output_fields[which[k]].ncomp, cell_data[k]};
+            f.has_cells = 1;
+            f.n_cell_points = cl.n_points, f.cell_position = cl.x;
+            f.n_cells = cl.n_cells, f.cells = cl.cells;
+            f.n_cell_cols = 3, f.cell_cols = cell_cols;
+        }
         if (shard_insitu_execute(insitu, step, 1e-3 * (double)step, &f, &err))
             shard_fail_all(c, err.code, err.msg);
         t_insitu += shard_wtime() - t1;
@@ -192,6 +316,7 @@ int main(int argc, char **argv)
         printf("insitu %ld calls, %.6f s in execute (max over ranks), %.6f s of stand-in work\n", executed, t_max,
                w_max);
     test_block_free(&b);
+    test_cloth_free(&cl);
     shard_comm_finalize(&c);
     return 0;
 }

@@ -26,6 +26,13 @@
 #   rigid        the real driver on rigid bodies (tests/io/scenes/restart_rigid.yaml) at 2 ranks with
 #                tests/insitu/rigid_check.py every 20 steps: block "rigid" has the five frames on rank 0 and none
 #                elsewhere, with their arrays, the same centre as the output file, and the state hash is unchanged
+#   cloth        the stand-in's cloth (insitu_driver --cloth: the lattice's face y = 0, ghost vertices from the next
+#                rank) at 2 ranks and at 3 (4 x 4 x 2: one rank lists no triangle, one has no vertex) with
+#                tests/insitu/cloth_check.py and extracts.py every 2 steps of 0..4: block "cloth" is there by name,
+#                only triangles, GlobalIds, velocity, body and rank, the total number of triangles, each rank's
+#                points and triangles; in the extracts every cloth point is where its particle is; a triangle that
+#                points past its rank's points stops the run with exit 5 and one message; and shard itself on
+#                tests/mpi/scenes/cloth_drape.yaml at 3 ranks: 1600 triangles, the state hash of the run without Catalyst
 # usage: run.sh CASE DRIVER REPO WORKDIR [SHARD]   (exit 77: skipped, a tool is missing)
 set -uo pipefail
 case=$1 driver=$2 repo=$3 work=$4 shard=${5:-}
@@ -218,6 +225,49 @@ rigid)
     got=$(awk '$1 == 40 { print $5 }' out/rigid_check_0.txt)
     awk -v a="$z" -v b="$got" 'BEGIN { exit !(a != "" && a > 0.04 && a - b < 1e-6 && b - a < 1e-6) }' ||
       fail "frame 0 at z = $got in Catalyst, '$z' in the output"
+  fi
+  ;;
+cloth)
+  need_cmd "$pvpython"
+  # cloth_case RANKS NX NY NZ TRIANGLES "POINTS TRIANGLES"...: the last, one per rank, what each rank's partition
+  # holds at every execution
+  cloth_case() {
+    local n=$1 nx=$2 ny=$3 nz=$4 triangles=$5 out=out_$1 r=0 want
+    shift 5
+    CLOTH_TRIANGLES=$triangles SHARD_CATALYST_OUT=$out run "run_$n.log" "$n" --cloth --lattice "$nx" "$ny" "$nz" \
+      --script "$here/cloth_check.py" --every 2 --script "$scripts/extracts.py" --every 2 --steps 4 ||
+      { cat "run_$n.log"; fail "run at $n ranks failed"; }
+    for want; do
+      [ "$(tr '\n' ' ' <"$out/cloth_check_$r.txt")" = "0 $want 2 $want 4 $want " ] ||
+        fail "$n ranks: rank $r saw '$(cat "$out/cloth_check_$r.txt" 2>/dev/null)', want '$want' at steps 0 2 4"
+      r=$((r + 1))
+    done
+    "$pvpython" "$here/check_extracts.py" "$out" $((nx * ny * nz)) "$n" 0 2 4 --cloth "$triangles" ||
+      fail "extracts at $n ranks"
+  }
+  # 2 ranks: rank 0 lists the squares of rows z = 0, 1 and passes rank 1's row z = 2 as ghosts
+  cloth_case 2 16 8 4 90 "48 60" "32 30"
+  cloth_case 3 4 4 2 6 "8 6" "4 0" "0 0"
+  SHARD_CATALYST_OUT=bad run bad.log 2 --cloth --cloth-bad 1 --script "$scripts/extracts.py" --steps 2
+  expect_once "triangle past the points" $? 5 "$(cat bad.log)" "shard: error: Catalyst: block \"cloth\" on rank 1:" \
+    "triangle 29 of 30 has a vertex that is not one of the rank's 32 cell points"
+  [ ! -e bad ] || fail "extracts written despite the bad triangle: $(ls bad)"
+  # shard itself: the cloths of tests/mpi/scenes/cloth_drape.yaml (2 x 24 x 24 + 2 x 12 x 8 + 2 x 16 x 8 = 1600
+  # triangles, ghost vertices across the 3 ranks), the same state hash as without Catalyst
+  if [ -x "$shard" ] && ! "$shard" --version | grep -q "HDF5: not built in"; then
+    cp "$repo/tests/mpi/scenes/cloth_drape.yaml" "$repo/tests/mpi/scenes/sleeve.obj" .
+    mpi_run 300 3 "$shard" run cloth_drape.yaml --steps 20 --quiet --out plain >plain.log 2>&1 ||
+      { cat plain.log; fail "cloth_drape without Catalyst failed"; }
+    CLOTH_TRIANGLES=1600 SHARD_CATALYST_OUT=drape timeout 300 mpiexec -n 3 "$shard" run cloth_drape.yaml --steps 20 \
+      --quiet --out drape --catalyst "$here/cloth_check.py" --catalyst-every 10 >drape.log 2>&1 ||
+      { cat drape.log; fail "cloth_drape with cloth_check.py failed"; }
+    [ -n "$(hash_of plain.log)" ] && [ "$(hash_of plain.log)" = "$(hash_of drape.log)" ] ||
+      fail "cloth_drape: state hash $(hash_of drape.log) with Catalyst, $(hash_of plain.log) without"
+    total=0
+    for r in 0 1 2; do
+      total=$((total + $(awk '$1 == 20 { print $3 }' "drape/cloth_check_$r.txt")))
+    done
+    [ "$total" = 1600 ] || fail "cloth_drape: the ranks' partitions hold $total triangles at step 20, not 1600"
   fi
   ;;
 *)

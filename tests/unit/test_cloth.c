@@ -4,8 +4,8 @@
  *   - topology: triangle and hinge counts, every vertex's triangles and hinges contain it (and every element
  *     containing it is listed), hinge vertex order (the two triangles exist, opposite orientation of the shared
  *     edge), vertex areas summing to the grid's area, the stencil radius covering every hinge;
- *   - membrane: zero force and energy for rigid motions; a uniaxial stretch stores A t E' e_G^2 / 2 (plane
- *     stress, lateral contraction free: E' = E, and the closed form with the lateral strain fixed); forces are
+ *   - membrane: zero force and energy for rigid motions; a uniaxial stretch with the lateral strain held stores
+ *     A t (mu + lambda/2) G_xx^2 (plane stress) and its stretch (output field) is G_xx, turned or not; forces are
  *     -dW/dx (central differences) on random deformations; damping forces do no positive work;
  *   - dihedral angle: 0 flat, +-the fold angle of a folded hinge, its gradient against central differences
  *     and summing to zero, with torque zero;
@@ -194,6 +194,12 @@ static void test_membrane(void)
         y[q][0] = (1 + e) * Y[q][0], y[q][1] = Y[q][1], y[q][2] = 0;
     double Gxx = e + 0.5 * e * e, lam = E * nu / (1 - nu * nu), mu = E / (2 * (1 + nu));
     SHARD_ENSURE_NEAR(membrane_energy(&cp, &r, y), 0.005 * t * (mu + 0.5 * lam) * Gxx * Gxx, 1e-15);
+    /* its stretch (the largest principal Green strain) is G_xx, rotated or not */
+    SHARD_ENSURE_NEAR(shard_cloth_stretch(&r, y[0], y[1], y[2]), Gxx, 1e-15);
+    double yr[3][3];
+    for (int q = 0; q < 3; q++)
+        yr[q][0] = 0.6 * y[q][0] - 0.8 * y[q][1], yr[q][1] = 0.8 * y[q][0] + 0.6 * y[q][1], yr[q][2] = 0.0;
+    SHARD_ENSURE_NEAR(shard_cloth_stretch(&r, yr[0], yr[1], yr[2]), Gxx, 1e-14);
     /* forces = -dW/dx on random deformations */
     uint64_t seed = 7;
     for (int trial = 0; trial < 20; trial++) {

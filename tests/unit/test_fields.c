@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         SHARD_ENSURE(fi->name && shard_output_field_find(fi->name) == f);
         SHARD_ENSURE(fi->ncomp == 1 || fi->ncomp == 3 || fi->ncomp == 9);
         SHARD_ENSURE(shard_field_type_size(fi->type) > 0);
-        SHARD_ENSURE(strcmp(fi->from, "core") == 0 || strcmp(fi->from, "solid") == 0);
+        SHARD_ENSURE(strcmp(fi->from, "core") == 0 || strcmp(fi->from, "solid") == 0 || strcmp(fi->from, "cloth") == 0);
     }
     SHARD_ENSURE(shard_output_field_find("no_such_field") == -1);
     SHARD_ENSURE(strcmp(shard_output_fields[SHARD_OUT_POSITION].name, "position") == 0);
