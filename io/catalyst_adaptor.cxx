@@ -431,6 +431,38 @@ static void shard_catalyst_bind_globals(shard_catalyst *h, const shard_insitu_fi
     fd->Modified();
 }
 
+
+/* The point arrays of a partition from n_cols columns of n rows (present: bit k when column k is used): last
+ * step's arrays go first, so this step's columns decide what it carries; "global_id" becomes the GlobalIds, and
+ * "rank" is added (rank_values, this rank n times) when no column gives it. */
+static void shard_catalyst_bind_columns(vtkPointData *pd, std::vector<std::string> &names,
+                                        std::vector<vtkSmartPointer<vtkDataArray>> &arrays, int n_cols,
+                                        const shard_column *cols, uint64_t present, vtkIdType n,
+                                        vtkSmartPointer<vtkIntArray> &rank_array, std::vector<int> &rank_values)
+{
+    pd->SetGlobalIds(nullptr);
+    for (const std::string &name : names)
+        pd->RemoveArray(name.c_str());
+    pd->RemoveArray("rank");
+    bool has_rank = false;
+    for (int k = 0; k < n_cols; k++) {
+        const shard_column *col = &cols[k];
+        if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
+            continue;
+        vtkDataArray *a = shard_catalyst_array(names, arrays, col);
+        shard_catalyst_wrap_column(a, col, n);
+        has_rank |= std::strcmp(col->name, "rank") == 0;
+        if (std::strcmp(col->name, "global_id") == 0)
+            pd->SetGlobalIds(a);
+        else
+            pd->AddArray(a);
+    }
+    if (!has_rank) {
+        shard_catalyst_wrap<int>(rank_array, rank_values.data(), n);
+        pd->AddArray(rank_array);
+    }
+}
+
 /* Re-points the dataset at this step's arrays.  Local; allocates only when n exceeds every earlier n. */
 static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f, uint64_t present)
 {
@@ -451,27 +483,8 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
 
     vtkPointData *pd = h->particles->GetPointData();
     /* Arrays of the last step go first: this step's columns decide what the dataset carries. */
-    pd->SetGlobalIds(nullptr);
-    for (const std::string &name : h->names)
-        pd->RemoveArray(name.c_str());
-    pd->RemoveArray("rank");
-    bool has_rank = false;
-    for (int k = 0; k < f->n_cols && k < 64; k++) {
-        const shard_column *col = &f->cols[k];
-        if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
-            continue;
-        vtkDataArray *a = shard_catalyst_array(h->names, h->arrays, col);
-        shard_catalyst_wrap_column(a, col, n);
-        has_rank |= std::strcmp(col->name, "rank") == 0;
-        if (std::strcmp(col->name, "global_id") == 0)
-            pd->SetGlobalIds(a);
-        else
-            pd->AddArray(a);
-    }
-    if (!has_rank) {
-        shard_catalyst_wrap<int>(h->rank_array, h->rank_values.data(), n);
-        pd->AddArray(h->rank_array);
-    }
+    shard_catalyst_bind_columns(pd, h->names, h->arrays, f->n_cols < 64 ? f->n_cols : 64, f->cols, present,
+                                static_cast<vtkIdType>(n), h->rank_array, h->rank_values);
     shard_catalyst_bind_globals(h, f);
     h->particles->Modified();
     h->collection->Modified();
@@ -582,27 +595,9 @@ static int shard_catalyst_bind_cells(shard_catalyst *h, const shard_insitu_field
     h->cloth->GetPolys()->SetData(h->cloth_offsets, h->cloth_connectivity);
 
     vtkPointData *pd = h->cloth->GetPointData();
-    pd->SetGlobalIds(nullptr);
-    for (const std::string &name : h->cloth_names)
-        pd->RemoveArray(name.c_str());
-    pd->RemoveArray("rank");
-    bool has_rank = false;
-    for (int k = 0; k < f->n_cell_cols && k < 16 && use; k++) {
-        const shard_column *col = &f->cell_cols[k];
-        if (std::strcmp(col->name, "position") == 0 || !(present >> k & 1u))
-            continue;
-        vtkDataArray *a = shard_catalyst_array(h->cloth_names, h->cloth_arrays, col);
-        shard_catalyst_wrap_column(a, col, n);
-        has_rank |= std::strcmp(col->name, "rank") == 0;
-        if (std::strcmp(col->name, "global_id") == 0)
-            pd->SetGlobalIds(a);
-        else
-            pd->AddArray(a);
-    }
-    if (!has_rank) {
-        shard_catalyst_wrap<int>(h->cloth_rank_array, h->cloth_rank_values.data(), n);
-        pd->AddArray(h->cloth_rank_array);
-    }
+    int n_cols = use ? (f->n_cell_cols < 16 ? f->n_cell_cols : 16) : 0;
+    shard_catalyst_bind_columns(pd, h->cloth_names, h->cloth_arrays, n_cols, f->cell_cols, present,
+                                static_cast<vtkIdType>(n), h->cloth_rank_array, h->cloth_rank_values);
     h->cloth->Modified();
     h->collection->Modified();
     return err->code;
