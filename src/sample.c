@@ -210,9 +210,10 @@ static double shard_sample_volume(const shard_shape *sh)
         double a[3] = {sh->p1[0] - sh->p0[0], sh->p1[1] - sh->p0[1], sh->p1[2] - sh->p0[2]};
         return M_PI * sh->radius * sh->radius * sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
     }
-    case SHARD_SHAPE_GRID: /* one lattice cell per vertex: what the size checks count */
-        return (double)(sh->divisions[0] + 1) * (double)(sh->divisions[1] + 1) * shard_sample_grid_spacing(sh) *
-               shard_sample_grid_spacing(sh) * shard_sample_grid_spacing(sh);
+    case SHARD_SHAPE_GRID: { /* one lattice cell per vertex: what the size checks count */
+        double s = shard_sample_grid_spacing(sh);
+        return (double)(sh->divisions[0] + 1) * (double)(sh->divisions[1] + 1) * s * s * s;
+    }
     case SHARD_SHAPE_MESH:
         break;
     }

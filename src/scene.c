@@ -1182,14 +1182,14 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
     if (!grid) {
         if (b->spacing_loc.line == 0)
             return shard_scene_fail(c, node, path, "missing required key 'spacing'");
-        const shard_scene_node *v = shard_scene_map_get(node, "bending_stiffness", NULL);
-        if (!mesh && !v)
-            v = shard_scene_map_get(node, "thickness", NULL);
-        if (v && (!mesh || b->thickness_loc.line == 0)) {
-            shard_scene_child_path(sub, path, v == shard_scene_map_get(node, "thickness", NULL) ? "thickness"
-                                                                                                 : "bending_stiffness");
-            return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
-                                               "not for a body of this shape");
+        static const char *const surface_keys[] = {"bending_stiffness", "thickness"};
+        for (int k = 0; k < 2 && !(mesh && b->thickness_loc.line > 0); k++) { /* a mesh with a thickness: a surface */
+            const shard_scene_node *v = shard_scene_map_get(node, surface_keys[k], NULL);
+            if (v) {
+                shard_scene_child_path(sub, path, surface_keys[k]);
+                return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
+                                                   "not for a body of this shape");
+            }
         }
         return 0;
     }
