@@ -13,33 +13,12 @@
 #include "shard/cloth.h"
 #include "shard/mesh.h"
 
+#include "matter_cloth_impl.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct shard_cloth_tri_el {
-    int32_t v[3];               /* local indices */
-    int32_t body;
-    shard_cloth_tri rest;
-} shard_cloth_tri_el;
-
-typedef struct shard_cloth_hinge_el {
-    int32_t v[4];
-    int32_t body;
-    shard_cloth_hinge_rest rest;
-} shard_cloth_hinge_el;
-
-/* The rank's elements (rebuilt by prepare after every distribution). */
-typedef struct shard_cloth_state {
-    shard_cloth_tri_el *tri;
-    size_t n_tri, cap_tri;
-    shard_cloth_hinge_el *hinge;
-    size_t n_hinge, cap_hinge;
-    int32_t *first_owned;       /* per element, triangles then hinges: 1 when its vertex 0 is owned here
-                                 * (the element's energy and output cell are counted there) */
-    size_t cap_first;
-} shard_cloth_state;
 
 /* A surface mesh body's cloth topology: its file read and transformed like sampling's (the vertices are the
  * particles in file order).  0 or SHARD_EXIT_INPUT. */
@@ -84,6 +63,7 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
                               bd->shape.divisions[0], bd->shape.divisions[1]);
     }
     shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
+    ((shard_cloth_params *)state)->friction = m->friction;
     return 0;
 }
 
@@ -123,6 +103,16 @@ static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
         shard_cloth_mesh_free(&cm);
     }
     return 1.01 * r; /* bonds are strictly shorter than the radius */
+}
+
+/* Cloth collisions (matter_cloth_collide.c) pair a point or an edge with an element within the thickness, whose
+ * far vertex is at most an element's span from its near one: every cloth vertex within the thickness plus two
+ * spans of an owned vertex must be at hand. */
+static double shard_matter_cloth_reach(const shard_scene *sc, int b, const void *state)
+{
+    const shard_cloth_params *cp = state;
+    (void)sc, (void)b;
+    return cp->thickness + 2.0 * (cp->mesh ? cp->mesh->radius : shard_cloth_stencil_radius(cp));
 }
 
 static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k, const void *state)
@@ -251,6 +241,7 @@ static void shard_matter_cloth_free(void *state)
 {
     shard_cloth_state *st = state;
     free(st->tri), free(st->hinge), free(st->first_owned);
+    shard_cloth_collide_free(&st->collide);
     memset(st, 0, sizeof *st);
 }
 
@@ -370,6 +361,7 @@ const shard_matter shard_matter_cloth = {
     .dt_name = "cloth wave speed",
     .bond_radius = shard_matter_cloth_bond_radius,
     .particle_volume = shard_matter_cloth_volume,
+    .contact_reach = shard_matter_cloth_reach,
     .prepare = shard_matter_cloth_prepare,
     .terms = shard_matter_cloth_terms,
     .n_terms = 1,
@@ -378,6 +370,9 @@ const shard_matter shard_matter_cloth = {
     .describe = shard_matter_cloth_describe,
     .cells = shard_matter_cloth_cells,
     .flags = SHARD_MATTER_SURFACE,
+    .phase = "Collide",
+    .collide = shard_cloth_collide_step,
+    .report = shard_cloth_collide_report,
     .state_bytes = sizeof(shard_cloth_state),
     .state_free = shard_matter_cloth_free,
     .finish = shard_matter_cloth_finish,

@@ -1343,6 +1343,8 @@ static const shard_scene_field run_rows[] = {
     {.key = "skin", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, skin), .r = GT(0), .def = {0.5}},
     {.key = "svd_threshold", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, svd_threshold),
      .r = IN('(', 0, 1, ')'), .def = {1e-3}},
+    {.key = "collision_passes", .kind = FK_INT, .offset = offsetof(shard_run_def, collision_passes), .r = GE(0),
+     .def = {8}},
 };
 static const shard_scene_section run_section = SECTION(run_rows, 0, NULL);
 

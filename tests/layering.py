@@ -20,7 +20,7 @@ LAYER_OF_HEADER = {
     "core": ["base.h", "fields.h", "geometry.h", "hash.h", "interval.h", "pairlist.h", "particles.h", "timer.h", "xsum.h", "fragment.h",
              "rotation.h", "massprops.h"],
     "physics": ["scene.h", "sample.h", "neighbor.h", "solid.h", "contact.h", "integrate.h", "matter.h", "fracture.h",
-                "forces.h", "lcp.h", "rigid.h", "collide.h", "cloth.h"],
+                "forces.h", "lcp.h", "rigid.h", "collide.h", "cloth.h", "cloth_collide.h"],
     "decomposition": ["comm.h", "halo.h", "ghosts.h", "partition.h", "partition_stats.h", "fragment_comm.h",
                       "migrate.h", "balance.h"],
     "io": ["output.h", "checkpoint.h", "mesh.h", "insitu.h", "fileio.h"],

@@ -55,6 +55,8 @@ typedef struct shard_phys {
     const double *f;            /* the force of each owned particle after the force evaluation (3 per particle) */
     const uint8_t *own_contact; /* per body: 1 when its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
     const int64_t *body_first;  /* per body: its first global id; body_first[n_bodies]: the particle count */
+    double reach_slack;         /* how far a particle may move in one step for the contact ghosts to hold every
+                                 * particle within a module's contact_reach of an owned one (half the skin), m */
 } shard_phys;
 
 /* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a
@@ -126,6 +128,9 @@ typedef struct shard_collective {
     /* Every rank's `bytes` bytes at `mine`, concatenated in rank order in a new array (caller frees) of *total
      * bytes. */
     void *(*allgather)(void *impl, const void *mine, size_t bytes, size_t *total);
+    /* Forwards x and v of the owned particles to every ghost (the modules' bond ghosts and the contact
+     * ghosts). */
+    void (*refresh)(void *impl);
 } shard_collective;
 
 /* The frame of a body that moves as a whole, for output (rank 0 writes them: the state is replicated). */
@@ -160,6 +165,12 @@ typedef struct shard_matter {
     /* The volume of particle k (its global id minus the body's first) of body b, m^3, from scene data and the
      * per-body state (NULL: one lattice cell, spacing^3); its mass is the material's density times it. */
     double (*particle_volume)(const shard_scene *sc, int body, int64_t k, const void *body_state);
+    /* The distance within which the module needs, at the start of every step, every particle of its bodies
+     * (of body b and of every other body of its kind, itself included) near an owned particle as a contact
+     * ghost, m (NULL: the contact distance).  The driver widens the contact ghosts' cutoff to it plus the skin
+     * twice (the ghosts' age, and one step's motion up to phys.reach_slack) and makes such bodies touch
+     * themselves. */
+    double (*contact_reach)(const shard_scene *sc, int body, const void *body_state);
     /* After the distribution (start-up and restart): derived per-particle data of the block. */
     void (*prepare)(const shard_matter_ctx *c);
     const shard_force_term *const *terms;
@@ -226,6 +237,11 @@ typedef struct shard_matter {
     size_t state_bytes;          /* the module's own state on each rank (ctx->state), zeroed at start */
     void (*state_free)(void *state); /* frees what the module allocated in it */
     void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
+    /* Collisions (collective; any module, not only SLAVED ones): after the particles' first kick, before the
+     * drift (c->ph->t: the start of the step; x: the step's start; v: the mean velocity over the step, which the
+     * drift applies): may change the owned particles' v so that the drift is free of collisions.  Returns 0,
+     * or SHARD_EXIT_RUNTIME with the same err on every rank to stop the run. */
+    int (*collide)(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err);
     void (*settle)(const shard_matter_ctx *c, const shard_collective *svc, int kick);
     size_t (*state_size)(const shard_matter_ctx *c);
     void (*state_save)(const shard_matter_ctx *c, void *buf);

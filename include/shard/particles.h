@@ -35,7 +35,7 @@ typedef struct shard_particles {
     int64_t *gid;         /* global id, stable for the run */
     int32_t *body;        /* body index in the scene */
     uint32_t *flags;
-    double *X;            /* rest (reference) position, 3 per particle (owned and bond ghosts) */
+    double *X;            /* rest (reference) position, 3 per particle */
     double *x;            /* current position */
     double *v;            /* velocity */
     double *mass;         /* kg (ghosts too: contact needs the partner's mass) */
@@ -65,7 +65,7 @@ typedef struct shard_csr {
     X_(gid, int64_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "global_id")                \
     X_(body, int32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "body")                    \
     X_(flags, uint32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "flags")                 \
-    X_(X, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST, "rest_position")                                     \
+    X_(X, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "rest_position")               \
     X_(x, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "position")                    \
     X_(v, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "velocity")                    \
     X_(mass, double, 1, SHARD_FIELD_CONTACT, "mass")                                                             \

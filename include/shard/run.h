@@ -109,6 +109,9 @@ int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max);
 const char *shard_sim_last_checkpoint(const shard_sim *s);
 
 const shard_particles *shard_sim_particles(const shard_sim *s);
+/* The surfaces' triangles this rank lists (each triangle of the run on exactly one rank) as the global ids of
+ * their vertices, 3 per triangle, in a new array (caller frees); returns their number. Local. */
+long shard_sim_surface_triangles(shard_sim *s, int64_t **gids);
 /* The block of the matter module of `kind` on this rank, or NULL when the run has no such module. Local. */
 const shard_block *shard_sim_block(const shard_sim *s, const char *kind);
 /* The frames of the bodies that move as wholes (rigid bodies, matter.h) into out (room for max >= the scene's

@@ -131,6 +131,7 @@ typedef struct shard_run_def {
     char output_dir[SHARD_PATH_MAX]; /* default "shard-out" */
     double skin;              /* contact Verlet skin in units of the smallest spacing, > 0 (default 0.5) */
     double svd_threshold;     /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
+    long collision_passes;    /* cloth collisions: impulse passes before impact zones take over, >= 0 (default 8) */
     shard_src_loc steps_loc, end_time_loc, dt_loc;
 } shard_run_def;
 

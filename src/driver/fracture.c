@@ -40,8 +40,9 @@ void shard_sim_fracture_setup(shard_sim *s)
         const shard_matter *m = shard_sim_module_of(s, b)->def;
         if (m->breakable && m->break_bonds && m->breakable(sc, b) && m->bond_radius && m->bond_radius(sc, b) > 0.0)
             s->self_contact[b] = 1, s->fracture = 1;
-        /* a notched body's faces touch too, breakable or not */
-        if (sc->bodies[b].n_notches > 0)
+        /* a notched body's faces touch too, breakable or not; and bodies whose module needs its own
+         * particles nearby (cloth collisions) */
+        if (sc->bodies[b].n_notches > 0 || m->contact_reach)
             s->self_contact[b] = 1;
     }
     if (s->fracture)

@@ -249,6 +249,17 @@ static int shard_sim_cells_make(shard_sim *s, int64_t **ids, shard_column *col, 
     return 1;
 }
 
+long shard_sim_surface_triangles(shard_sim *s, int64_t **gids)
+{
+    int32_t *tri;
+    long n = shard_sim_cells(s, &tri);
+    *gids = shard_malloc((3 * (size_t)(n > 0 ? n : 0) + 3) * sizeof **gids);
+    for (long q = 0; q < 3 * n; q++)
+        (*gids)[q] = s->p.gid[tri[q]];
+    free(tri);
+    return n < 0 ? 0 : n;
+}
+
 /* Catalyst's block "cloth": the triangles this rank lists over its cell points (the local vertices they use,
  * each once, in local order), with their global ids, velocities and bodies. */
 typedef struct shard_sim_cell_block {

@@ -19,9 +19,17 @@ static void *shard_sim_svc_allgather(void *impl, const void *mine, size_t bytes,
     return shard_comm_allgather_bytes(((shard_sim *)impl)->comm, mine, bytes, total);
 }
 
+static void shard_sim_svc_refresh(void *impl)
+{
+    shard_sim *s = impl;
+    shard_sim_forward_xv(s);
+    shard_ghosts_forward(s->ghosts, &s->p);
+}
+
 void shard_sim_collective_init(shard_sim *s)
 {
     s->svc = (shard_collective){.impl = s, .rank = shard_comm_rank(s->comm), .size = shard_comm_size(s->comm),
                                 .xsum = shard_sim_svc_xsum, .max_doubles = shard_sim_svc_max_doubles,
-                                .max_ints = shard_sim_svc_max_ints, .allgather = shard_sim_svc_allgather};
+                                .max_ints = shard_sim_svc_max_ints, .allgather = shard_sim_svc_allgather,
+                                .refresh = shard_sim_svc_refresh};
 }

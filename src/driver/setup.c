@@ -330,6 +330,15 @@ static void shard_sim_contact_range(shard_sim *s)
     }
     s->skin = sc->run.skin * min_spacing;
     s->cutoff = 2.0 * max_radius + s->skin;
+    /* Modules that need their particles within a reach (cloth collisions): the ghosts' age and one step's
+     * motion, a skin each (matter.h, contact_reach). */
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_sim_module *md = shard_sim_module_of(s, b);
+        if (md->def->contact_reach)
+            s->cutoff = fmax(s->cutoff, md->def->contact_reach(sc, b, (char *)md->bodies + md->def->body_bytes *
+                                                                                               (size_t)b) +
+                                            2.0 * s->skin);
+    }
     /* The domain a run can hold: 2^40 spacings either way keeps every cell list far below SHARD_DOMAIN_CELLS. */
     s->domain = shard_sample_domain(sc);
 }
@@ -432,7 +441,8 @@ static void shard_sim_wire(shard_sim *s)
 {
     s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
                            .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
-                           .own_contact = s->own_contact, .body_first = s->body_first};
+                           .own_contact = s->own_contact, .body_first = s->body_first,
+                           .reach_slack = 0.5 * s->skin};
     shard_sim_collective_init(s);
     memset(&s->timer, 0, sizeof s->timer);
     s->ph_neigh = shard_timer_phase(&s->timer, "Neigh");

@@ -211,6 +211,19 @@ static void shard_sim_advance(shard_sim *s)
         }
 }
 
+/* Every module with collisions (matter.h, collide): between the first kick and the drift. */
+static void shard_sim_collide(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->collide && s->mod[m].used) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            shard_error e = {0};
+            if (s->mod[m].def->collide(&mc, &s->svc, &e))
+                shard_fail_all(s->comm, e.code ? e.code : SHARD_EXIT_RUNTIME, e.msg);
+            shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
+        }
+}
+
 void shard_sim_settle(shard_sim *s, int kick)
 {
     s->phys.f = s->f;
@@ -242,6 +255,9 @@ void shard_sim_step(shard_sim *s)
         shard_sim_timed_constraints(s);
     double h = 0.5 * s->dt;
     shard_integrate_kick(p, h);
+    s->phys.t = (double)s->step * s->dt;
+    shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
+    shard_sim_collide(s);
     shard_integrate_drift(p, s->dt);
     s->phys.t = (double)s->step * s->dt; /* the start of the step: what the advance hooks see */
     s->phys.dt_motion = s->dt;

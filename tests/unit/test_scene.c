@@ -284,7 +284,7 @@ static void test_errors(void)
                  "s.yaml:8:49: bodies[1].shape.sphere.radius: must be > 0, got 0");
     expect_error("run:\n  steps: 10\n  foo: 1\n",
                  "s.yaml:3:3: run.foo: unknown key (allowed: gravity, steps, end_time, dt, dt_safety, "
-                 "diagnostics_every, output_dir, skin, svd_threshold)");
+                 "diagnostics_every, output_dir, skin, svd_threshold, collision_passes)");
     expect_error(HEAD "bodies:\n  - material: stel\n",
                  "s.yaml:6:15: bodies[0].material: unknown material 'stel' (defined: steel, rubber)");
     expect_error("run: {steps: 10}\nmaterials:\n  steel: {density: 7800, E: 2e11, nu: 0.5}\n",

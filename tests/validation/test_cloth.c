@@ -26,18 +26,6 @@
 
 static const double G = 9.81;
 
-static shard_sim *make(shard_comm *comm, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static shard_sim *make(shard_comm *comm, const char *name, const char *fmt, ...)
-{
-    char text[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    SHARD_ENSURE(n > 0 && (size_t)n < sizeof text);
-    return validation_sim(comm, name, text, (size_t)n);
-}
-
 /* The centre of mass of the owned particles (one rank: every particle). */
 static void centre(const shard_sim *sim, double c[3])
 {
@@ -57,7 +45,7 @@ static void centre(const shard_sim *sim, double c[3])
 
 static void hang_at(shard_comm *comm, int n, double *com_drop, double *edge_drop)
 {
-    shard_sim *sim = make(comm, "hang.yaml",
+    shard_sim *sim = validation_simf(comm, "hang.yaml",
                           "materials:\n"
                           "  cotton: {density: 300, E: 5.0e5, nu: 0.3}\n"
                           "bodies:\n"
@@ -130,7 +118,7 @@ static double potential(const shard_sim *sim)
 static void swing(shard_comm *comm, int k)
 {
     int n = k == 0 ? 10 : 20;
-    shard_sim *sim = make(comm, "swing.yaml",
+    shard_sim *sim = validation_simf(comm, "swing.yaml",
                           "materials:\n"
                           "  silk: {density: 300, E: 1.0e6, nu: 0.3}\n"
                           "bodies:\n"
@@ -173,7 +161,7 @@ static void incline(shard_comm *comm, int k)
     const double mu = 0.5;
     for (int slide = 0; slide < 2; slide++) {
         double th = atan((slide ? 1.1 : 0.9) * mu);
-        shard_sim *sim = make(comm, "incline.yaml",
+        shard_sim *sim = validation_simf(comm, "incline.yaml",
                               "materials:\n"
                               "  cotton: {density: 300, E: 5.0e6, nu: 0.3, damping: 1.0e-4}\n"
                               "bodies:\n"
@@ -227,7 +215,7 @@ static void incline(shard_comm *comm, int k)
 static void windows(shard_comm *comm, int k)
 {
     int n = k == 0 ? 8 : 16;
-    shard_sim *sim = make(comm, "windows.yaml",
+    shard_sim *sim = validation_simf(comm, "windows.yaml",
                           "materials:\n"
                           "  silk: {density: 300, E: 1.0e6, nu: 0.3, damping: 1.0e-4}\n"
                           "bodies:\n"
@@ -306,11 +294,11 @@ static void mesh_cloth(shard_comm *comm, int k)
                          "    material: cotton\n"
                          "    thickness: 0.001\n"
                          "    velocity: [0, 0, -0.5]\n";
-    shard_sim *a = make(comm, "grid.yaml",
+    shard_sim *a = validation_simf(comm, "grid.yaml",
                         "%s    shape: {grid: {corner: [-0.2, -0.2, 0.12], u: [0.4, 0, 0], v: [0, 0.4, 0], "
                         "divisions: [%d, %d]}}\n",
                         common, n, n);
-    shard_sim *b = make(comm, "mesh.yaml", "%s    shape: {mesh: {file: '%s'}}\n    spacing: %.17g\n", common, obj,
+    shard_sim *b = validation_simf(comm, "mesh.yaml", "%s    shape: {mesh: {file: '%s'}}\n    spacing: %.17g\n", common, obj,
                         0.4 / n);
     remove(obj);
     if (!a || !b)

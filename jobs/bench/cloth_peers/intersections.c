@@ -6,6 +6,7 @@
  *                                                /particles/global_id, /cloth/triangles) or a mesh dump of
  *                                                bullet_cloth (below)
  *   intersections --self-test                    hand-made cases with known answers; exit 0 when all pass
+ * (or, built with INTERSECTIONS_LIBRARY, the function intersections_count below).
  *
  * Prints key=value lines: vertices, triangles, degenerate (triangles of zero area: skipped, see below),
  * candidate_pairs (pairs of vertex-disjoint triangles whose bounding boxes overlap), exact_calls (predicates the
@@ -520,6 +521,21 @@ static void count(const mesh *m, int brute, result *res, unsigned char *hit)
     free(lo), free(hi), free(ax), free(ext);
 }
 
+/* Built with INTERSECTIONS_LIBRARY defined, this file is a library of one function (the tests'
+ * zero-intersection checks, tests/validation/test_cloth_collide.c): the number of intersecting pairs of
+ * vertex-disjoint triangles of the mesh x (3 per vertex) and tri (3 vertex indices per triangle). */
+long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt);
+long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt)
+{
+    mesh m = {nv, nt, (double *)x, (int64_t *)tri};
+    result res;
+    unsigned char *hit = xmalloc((size_t)nt + 1);
+    count(&m, 0, &res, hit);
+    free(hit);
+    return res.intersections;
+}
+
+#ifndef INTERSECTIONS_LIBRARY
 /* ---- reading ---------------------------------------------------------------------------------------------------- */
 
 static int read_dump(const char *path, mesh *m)
@@ -824,3 +840,4 @@ int main(int argc, char **argv)
     free(hit), free(m.x), free(m.tri);
     return 0;
 }
+#endif

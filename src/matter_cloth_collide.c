@@ -1,0 +1,703 @@
+/* Cloth collisions over the ranks: the cloth module's collide hook (matter.h), Bridson, Fedkiw & Anderson 2002
+ * in the order of the seed's recipe (seeds: 001-cloth.md, section 2.8), on the step's mean velocities (the
+ * particles' v after the first half kick: the drift moves every vertex by dt v).
+ *
+ *   1. proximity at the start of the step: every point-triangle and edge-edge pair closer than the pair's
+ *      thickness gets an inelastic impulse and a capped repulsion, with Coulomb friction (shard_cc_repel);
+ *   2. continuous collision detection of the straight paths x + t v, t in [0, dt]: every colliding pair gets
+ *      an inelastic impulse (shard_cc_stop); repeated with the new velocities, run.collision_passes times;
+ *   3. the fail-safe: the vertices of the pairs that still collide join rigid impact zones (shard_cc_zone_rigid),
+ *      merged with every further collision until none is left.
+ * Kernels and the kinds of pairs: cloth_collide.h.  Pairs are those between any two cloth triangles or edges
+ * that share no vertex, of one body (self-collision) or of two.
+ *
+ * Rank invariance.  Each rank detects every pair with an owned vertex among the elements whose vertices it
+ * holds (owned particles, bond ghosts, contact ghosts): the contact ghosts reach (contact_reach) the pair's
+ * thickness plus two of the longest element, plus the skin for the ghosts' age and the motion of one step (the
+ * hook checks that no vertex moves farther than that), so every such pair is complete on every rank that owns
+ * one of its vertices.  A pair is computed from the same bits wherever it is (its vertices in a global order:
+ * triangles in their own order, edges from the smaller global id), and each owned vertex averages the
+ * velocity changes of its pairs sorted by the pairs' global keys, as the seed's PARALLEL update does.  Between
+ * iterations the ghosts' velocities are refreshed; whether anything still collides is a maximum over the
+ * ranks.  Impact zones are global: every rank gathers the colliding pairs' global ids and merges them with a
+ * union-find whose roots are the smallest ids, gathers the zones' vertices (mass, x, v) from their owners and
+ * computes every zone's rigid motion in global-id order, so every rank has the same zones and velocities. */
+#include "shard/matter.h"
+
+#include "shard/cloth.h"
+#include "shard/cloth_collide.h"
+#include "shard/sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matter_cloth_impl.h"
+
+/* min and max without libm's NaN rules (the arguments are finite here), so that they inline */
+static inline double cc_min(double a, double b) { return a < b ? a : b; }
+static inline double cc_max(double a, double b) { return a > b ? a : b; }
+
+/* The most impact-zone passes (the impulse passes before them: run.collision_passes). */
+#define SHARD_CLOTH_ZONE_PASSES 200
+
+typedef struct cc_pair {
+    int32_t kind;               /* 0 point-triangle, 1 edge-edge */
+    int32_t v[4];               /* local indices, in the stencil's order */
+} cc_pair;
+
+/* A velocity change of an owned vertex from one pair, with the pair's global key. */
+typedef struct cc_rec {
+    int32_t vertex;
+    int32_t kind;
+    int64_t key[4];
+    double dv[3];
+} cc_rec;
+
+static int cc_rec_cmp(const void *pa, const void *pb)
+{
+    const cc_rec *a = pa, *b = pb;
+    if (a->vertex != b->vertex)
+        return a->vertex < b->vertex ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    for (int q = 0; q < 4; q++)
+        if (a->key[q] != b->key[q])
+            return a->key[q] < b->key[q] ? -1 : 1;
+    return 0;
+}
+
+typedef struct cc_map {
+    int64_t gid;
+    int32_t local;
+} cc_map;
+
+static int cc_map_cmp(const void *pa, const void *pb)
+{
+    const cc_map *a = pa, *b = pb;
+    return (a->gid > b->gid) - (a->gid < b->gid);
+}
+
+static int32_t cc_find(const shard_cloth_collide *cs, int64_t g)
+{
+    size_t lo = 0, hi = cs->n_map;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cs->map[mid].gid == g)
+            return cs->map[mid].local;
+        if (cs->map[mid].gid < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static const shard_cloth_params *cc_body(const shard_matter_ctx *c, int32_t b)
+{
+    return (const shard_cloth_params *)((const char *)c->bodies + (size_t)b * sizeof(shard_cloth_params));
+}
+
+static int cc_is_cloth(const shard_matter_ctx *c, int32_t b) { return cc_body(c, b)->thickness > 0.0; }
+
+static int cc_edge_cmp(const void *pa, const void *pb)
+{
+    const int64_t *a = pa, *b = pb;
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* The local cloth elements: every triangle and edge whose vertices this rank holds (rebuilt when the local
+ * particles change). */
+static void cc_elements(const shard_matter_ctx *c, shard_cloth_collide *cs)
+{
+    const shard_particles *p = c->ph->p;
+    const int64_t *bf = c->ph->body_first;
+    cs->n_map = 0;
+    shard_reserve((void **)&cs->map, &cs->cap_map, p->n_local + 1, sizeof *cs->map);
+    for (size_t i = 0; i < p->n_local; i++)
+        if (cc_is_cloth(c, p->body[i]))
+            cs->map[cs->n_map++] = (cc_map){p->gid[i], (int32_t)i};
+    qsort(cs->map, cs->n_map, sizeof *cs->map, cc_map_cmp);
+    cs->n_tri = 0;
+    size_t n_e = 0;
+    int64_t *ekeys = NULL; /* gid pairs */
+    size_t cap_e = 0;
+    for (size_t m = 0; m < cs->n_map; m++) {
+        int32_t i = cs->map[m].local;
+        int32_t b = p->body[i];
+        const shard_cloth_params *cp = cc_body(c, b);
+        int64_t k = p->gid[i] - bf[b], ids[SHARD_CLOTH_MAX_VALENCE];
+        int nt = shard_cloth_vertex_triangles(cp, k, ids);
+        for (int q = 0; q < nt; q++) {
+            int64_t tv[3];
+            shard_cloth_triangle(cp, ids[q], tv);
+            /* its edges from their smaller end */
+            for (int e = 0; e < 3; e++) {
+                int64_t a = tv[e], o = tv[(e + 1) % 3];
+                if (a != k && o != k)
+                    continue;
+                int64_t other = a == k ? o : a;
+                if (other < k)
+                    continue;
+                shard_reserve((void **)&ekeys, &cap_e, 2 * (n_e + 1), sizeof *ekeys);
+                ekeys[2 * n_e] = bf[b] + k, ekeys[2 * n_e + 1] = bf[b] + other;
+                n_e++;
+            }
+            if (tv[0] != k)
+                continue; /* a triangle is listed from its vertex 0 */
+            int32_t l[3] = {i, cc_find(cs, bf[b] + tv[1]), cc_find(cs, bf[b] + tv[2])};
+            if (l[1] < 0 || l[2] < 0)
+                continue;
+            shard_reserve((void **)&cs->tri, &cs->cap_tri, 3 * (cs->n_tri + 1), sizeof *cs->tri);
+            memcpy(cs->tri + 3 * cs->n_tri, l, sizeof l);
+            cs->n_tri++;
+        }
+    }
+    if (n_e > 1)
+        qsort(ekeys, n_e, 2 * sizeof *ekeys, cc_edge_cmp);
+    cs->n_edge = 0;
+    for (size_t e = 0; e < n_e; e++) {
+        if (e > 0 && ekeys[2 * e] == ekeys[2 * e - 2] && ekeys[2 * e + 1] == ekeys[2 * e - 1])
+            continue;
+        int32_t a = cc_find(cs, ekeys[2 * e]), o = cc_find(cs, ekeys[2 * e + 1]);
+        if (a < 0 || o < 0)
+            continue;
+        shard_reserve((void **)&cs->edge, &cs->cap_edge, 2 * (cs->n_edge + 1), sizeof *cs->edge);
+        cs->edge[2 * cs->n_edge] = a, cs->edge[2 * cs->n_edge + 1] = o;
+        cs->n_edge++;
+    }
+    free(ekeys);
+    shard_reserve((void **)&cs->vbox, &cs->cap_vbox, 6 * (cs->n_map + 1), sizeof *cs->vbox);
+    shard_reserve((void **)&cs->tbox, &cs->cap_tbox, 6 * (cs->n_tri + 1), sizeof *cs->tbox);
+    shard_reserve((void **)&cs->ebox, &cs->cap_ebox, 6 * (cs->n_edge + 1), sizeof *cs->ebox);
+    cs->fresh = 1;
+}
+
+/* Whether the local particles are the ones the elements were built for. */
+static int cc_same_particles(const shard_matter_ctx *c, shard_cloth_collide *cs)
+{
+    const shard_particles *p = c->ph->p;
+    if (cs->n_seen != p->n_local || cs->owned_seen != p->n_owned ||
+        (p->n_local && memcmp(cs->seen, p->gid, p->n_local * sizeof *p->gid) != 0)) {
+        shard_reserve((void **)&cs->seen, &cs->cap_seen, p->n_local + 1, sizeof *cs->seen);
+        memcpy(cs->seen, p->gid, p->n_local * sizeof *p->gid);
+        cs->n_seen = p->n_local, cs->owned_seen = p->n_owned;
+        return 0;
+    }
+    return 1;
+}
+
+/* Boxes of the elements: positions at the start and, with dt > 0, at the end of the step, grown by pad. */
+static void cc_boxes(const shard_particles *p, const int32_t *el, size_t n, int nv, double dt, double pad, double *box)
+{
+    for (size_t e = 0; e < n; e++) {
+        double *b = box + 6 * e;
+        for (int k = 0; k < 3; k++)
+            b[k] = INFINITY, b[3 + k] = -INFINITY;
+        for (int q = 0; q < nv; q++) {
+            const double *x = p->x + 3 * (size_t)el[nv * e + q], *v = p->v + 3 * (size_t)el[nv * e + q];
+            for (int k = 0; k < 3; k++) {
+                double y = x[k] + dt * v[k];
+                b[k] = cc_min(b[k], cc_min(x[k], y) - pad), b[3 + k] = cc_max(b[3 + k], cc_max(x[k], y) + pad);
+            }
+        }
+    }
+}
+
+/* The vertices' boxes (in map order). */
+static void cc_vertex_boxes(shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
+{
+    for (size_t m = 0; m < cs->n_map; m++) {
+        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+        double *q = cs->vbox + 6 * m;
+        for (int k = 0; k < 3; k++) {
+            double y = x[k] + dt * v[k];
+            q[k] = cc_min(x[k], y) - pad, q[3 + k] = cc_max(x[k], y) + pad;
+        }
+    }
+}
+
+/* The three trees over the elements' boxes over the step (start and end positions), each grown by pad. */
+static void cc_trees(shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
+{
+    cc_vertex_boxes(cs, p, dt, pad);
+    cc_boxes(p, cs->tri, cs->n_tri, 3, dt, pad, cs->tbox);
+    cc_boxes(p, cs->edge, cs->n_edge, 2, dt, pad, cs->ebox);
+    if (cs->fresh) {
+        shard_bvh_build(&cs->vbvh, cs->vbox, cs->n_map);
+        shard_bvh_build(&cs->tbvh, cs->tbox, cs->n_tri);
+        shard_bvh_build(&cs->ebvh, cs->ebox, cs->n_edge);
+        cs->fresh = 0;
+    } else {
+        shard_bvh_refit(&cs->vbvh, cs->vbox, cs->n_map);
+        shard_bvh_refit(&cs->tbvh, cs->tbox, cs->n_tri);
+        shard_bvh_refit(&cs->ebvh, cs->ebox, cs->n_edge);
+    }
+}
+
+typedef struct cc_walk {
+    shard_cloth_collide *cs;
+    const shard_particles *p;
+} cc_walk;
+
+static void cc_add_pair(shard_cloth_collide *cs, cc_pair pr)
+{
+    shard_reserve((void **)&cs->pairs, &cs->cap_pairs, cs->n_pairs + 1, sizeof *cs->pairs);
+    cs->pairs[cs->n_pairs++] = pr;
+}
+
+static void cc_pt_found(void *ctx, int32_t m, int32_t t)
+{
+    cc_walk *w = ctx;
+    int32_t i = w->cs->map[m].local;
+    const int32_t *tv = w->cs->tri + 3 * (size_t)t;
+    size_t no = w->p->n_owned;
+    if (tv[0] == i || tv[1] == i || tv[2] == i)
+        return;
+    if ((size_t)i >= no && (size_t)tv[0] >= no && (size_t)tv[1] >= no && (size_t)tv[2] >= no)
+        return;
+    cc_add_pair(w->cs, (cc_pair){0, {i, tv[0], tv[1], tv[2]}});
+}
+
+static void cc_ee_found(void *ctx, int32_t e, int32_t f)
+{
+    cc_walk *w = ctx;
+    const int32_t *a = w->cs->edge + 2 * (size_t)e, *b = w->cs->edge + 2 * (size_t)f;
+    const int64_t *g = w->p->gid;
+    size_t no = w->p->n_owned;
+    if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
+        return;
+    if ((size_t)a[0] >= no && (size_t)a[1] >= no && (size_t)b[0] >= no && (size_t)b[1] >= no)
+        return;
+    /* the edge of the smaller global ids first */
+    if (g[a[0]] > g[b[0]] || (g[a[0]] == g[b[0]] && g[a[1]] > g[b[1]])) {
+        const int32_t *tmp = a;
+        a = b, b = tmp;
+    }
+    cc_add_pair(w->cs, (cc_pair){1, {a[0], a[1], b[0], b[1]}});
+}
+
+/* The candidate pairs, a Verlet list: points against triangles and edges against edges, sharing no vertex,
+ * with an owned vertex (in a global vertex order), whose boxes over the step grown by half the largest
+ * thickness and the margin overlap.  It holds every pair that can touch (proximity within the thickness, or
+ * a collision) while no vertex's start or end position has moved farther than the margin from where it was
+ * at the build (cc_list_valid).  Which superset a rank holds does not change any result. */
+static void cc_candidates(shard_cloth_collide *cs, const shard_particles *p, double dt, double hmax)
+{
+    cc_trees(cs, p, dt, 0.5 * hmax + cs->margin);
+    cs->n_pairs = 0;
+    cc_walk w = {cs, p};
+    shard_bvh_pairs(&cs->vbvh, cs->vbox, &cs->tbvh, cs->tbox, cc_pt_found, &w);
+    shard_bvh_pairs(&cs->ebvh, cs->ebox, &cs->ebvh, cs->ebox, cc_ee_found, &w);
+    shard_reserve((void **)&cs->xb, &cs->cap_xb, 6 * (cs->n_map + 1), sizeof *cs->xb);
+    for (size_t m = 0; m < cs->n_map; m++) {
+        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+        for (int k = 0; k < 3; k++)
+            cs->xb[6 * m + k] = x[k], cs->xb[6 * m + 3 + k] = x[k] + dt * v[k];
+    }
+    cs->lists++;
+}
+
+/* Whether every vertex's start and end positions are within the margin of those at the list's build. */
+static int cc_list_valid(const shard_cloth_collide *cs, const shard_particles *p, double dt)
+{
+    for (size_t m = 0; m < cs->n_map; m++) {
+        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+        for (int k = 0; k < 3; k++)
+            if (fabs(x[k] - cs->xb[6 * m + k]) > cs->margin ||
+                fabs(x[k] + dt * v[k] - cs->xb[6 * m + 3 + k]) > cs->margin)
+                return 0;
+    }
+    return 1;
+}
+
+/* The candidates for a pass (rebuilt when they no longer cover the motion). */
+static void cc_pass_candidates(shard_cloth_collide *cs, const shard_particles *p, double dt, double hmax)
+{
+    if (cs->fresh || !cc_list_valid(cs, p, dt))
+        cc_candidates(cs, p, dt, hmax);
+}
+
+/* Whether the boxes of a pair's two sides (over the step when dt > 0) come within pad of each other. */
+static int cc_boxes_meet(const cc_pair *pr, const shard_particles *p, double dt, double pad)
+{
+    int na = pr->kind == 0 ? 1 : 2;
+    double lo[2][3], hi[2][3];
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < 3; k++)
+            lo[s][k] = INFINITY, hi[s][k] = -INFINITY;
+    for (int q = 0; q < 4; q++) {
+        int side = q >= na;
+        const double *x = p->x + 3 * (size_t)pr->v[q], *v = p->v + 3 * (size_t)pr->v[q];
+        for (int k = 0; k < 3; k++) {
+            double y = x[k] + dt * v[k];
+            lo[side][k] = cc_min(lo[side][k], cc_min(x[k], y)), hi[side][k] = cc_max(hi[side][k], cc_max(x[k], y));
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        if (lo[0][k] > hi[1][k] + pad || lo[1][k] > hi[0][k] + pad)
+            return 0;
+    return 1;
+}
+
+/* The pair constants: thickness, repulsion stiffness and friction (means over the two sides' bodies). */
+static void cc_pair_constants(const shard_matter_ctx *c, const cc_pair *pr, double *h, double *k, double *mu)
+{
+    const shard_particles *p = c->ph->p;
+    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 0 ? 1 : 2]];
+    const shard_cloth_params *A = cc_body(c, ba), *B = cc_body(c, bb);
+    *h = 0.5 * (A->thickness + B->thickness);
+    *k = 0.5 * (A->lambda + 2.0 * A->mu + B->lambda + 2.0 * B->mu);
+    *mu = sqrt(A->friction * B->friction);
+}
+
+static void cc_record(shard_cloth_collide *cs, const shard_particles *p, const cc_pair *pr, const double dv[12])
+{
+    for (int q = 0; q < 4; q++) {
+        if ((size_t)pr->v[q] >= p->n_owned)
+            continue;
+        shard_reserve((void **)&cs->rec, &cs->cap_rec, cs->n_rec + 1, sizeof *cs->rec);
+        cc_rec *r = &cs->rec[cs->n_rec++];
+        r->vertex = pr->v[q], r->kind = pr->kind;
+        for (int j = 0; j < 4; j++)
+            r->key[j] = p->gid[pr->v[j]];
+        memcpy(r->dv, dv + 3 * q, sizeof r->dv);
+    }
+}
+
+/* Each owned vertex's velocity changes by the mean of its records, summed in key order. */
+static void cc_apply(shard_cloth_collide *cs, shard_particles *p)
+{
+    if (cs->n_rec > 1)
+        qsort(cs->rec, cs->n_rec, sizeof *cs->rec, cc_rec_cmp);
+    for (size_t r = 0; r < cs->n_rec;) {
+        size_t e = r;
+        double s[3] = {0, 0, 0};
+        while (e < cs->n_rec && cs->rec[e].vertex == cs->rec[r].vertex) {
+            for (int k = 0; k < 3; k++)
+                s[k] += cs->rec[e].dv[k];
+            e++;
+        }
+        double *v = p->v + 3 * (size_t)cs->rec[r].vertex;
+        for (int k = 0; k < 3; k++)
+            v[k] += s[k] / (double)(e - r);
+        r = e;
+    }
+    cs->n_rec = 0;
+}
+
+static void cc_gather(const shard_particles *p, const shard_cloth_collide *cs, const cc_pair *pr,
+                      const double *x[4], const double *v[4], double inv[4])
+{
+    for (int q = 0; q < 4; q++) {
+        x[q] = p->x + 3 * (size_t)pr->v[q], v[q] = p->v + 3 * (size_t)pr->v[q];
+        inv[q] = cs->inv_m[pr->v[q]];
+    }
+}
+
+/* Proximity impulses at the start of the step (once). */
+static void cc_proximity(const shard_matter_ctx *c, shard_cloth_collide *cs, double dt)
+{
+    shard_particles *p = c->ph->p;
+    for (size_t k = 0; k < cs->n_pairs; k++) {
+        const cc_pair *pr = &cs->pairs[k];
+        const double *x[4], *v[4];
+        double inv[4], h, kk, mu, dv[12];
+        if (!cc_boxes_meet(pr, p, 0.0, cs->hmax))
+            continue;
+        cc_gather(p, cs, pr, x, v, inv);
+        cc_pair_constants(c, pr, &h, &kk, &mu);
+        shard_cc_stencil st;
+        int near = pr->kind == 0 ? shard_cc_pt_near(x[0], x[1], x[2], x[3], h, &st)
+                                 : shard_cc_ee_near(x[0], x[1], x[2], x[3], h, &st);
+        if (near && shard_cc_repel(&st, v, inv, h, kk, mu, dt, dv)) {
+            cc_record(cs, p, pr, dv);
+            cs->n_prox++;
+        }
+    }
+    cc_apply(cs, p);
+}
+
+/* One detection pass of continuous collisions: the colliding pairs' inelastic impulses (recorded, applied when
+ * `respond`), and their global ids into cs->hit (4 per pair).  Returns the count. */
+static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, double dt, int respond)
+{
+    shard_particles *p = c->ph->p;
+    size_t n = 0;
+    cs->n_hit = 0;
+    for (size_t k = 0; k < cs->n_pairs; k++) {
+        const cc_pair *pr = &cs->pairs[k];
+        const double *x[4], *v[4];
+        double inv[4], h, kk, mu, dv[12];
+        if (!cc_boxes_meet(pr, p, dt, 1e-3 * cs->hmax))
+            continue;
+        cc_gather(p, cs, pr, x, v, inv);
+        cc_pair_constants(c, pr, &h, &kk, &mu);
+        shard_cc_stencil st;
+        double tol = 1e-3 * h;
+        int hit = pr->kind == 0 ? shard_cc_pt_ccd(x, v, dt, tol, &st) : shard_cc_ee_ccd(x, v, dt, tol, &st);
+        if (!hit)
+            continue;
+        n++;
+        shard_reserve((void **)&cs->hit, &cs->cap_hit, 4 * (cs->n_hit + 1), sizeof *cs->hit);
+        for (int q = 0; q < 4; q++)
+            cs->hit[4 * cs->n_hit + q] = p->gid[pr->v[q]];
+        cs->n_hit++;
+        if (respond && shard_cc_stop(&st, v, inv, mu, dv))
+            cc_record(cs, p, pr, dv);
+    }
+    if (respond)
+        cc_apply(cs, p);
+    return n;
+}
+
+/* ---- impact zones: a union-find over global ids, the same on every rank ---- */
+
+/* The position of id g in the sorted ids[0..n). */
+static size_t cc_lower(const int64_t *ids, size_t n, int64_t g)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t cc_zone_root(shard_cloth_collide *cs, size_t i)
+{
+    while (cs->zone_parent[i] != i) {
+        cs->zone_parent[i] = cs->zone_parent[cs->zone_parent[i]];
+        i = cs->zone_parent[i];
+    }
+    return i;
+}
+
+static int cc_i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Merges the gathered colliding pairs (4 global ids each) into the zones. */
+static void cc_zone_merge(shard_cloth_collide *cs, const int64_t *hit, size_t n_hit)
+{
+    /* the new ids, then every id, sorted and unique; parents carried over by id */
+    size_t n_old = cs->n_zone, n_all = n_old + 4 * n_hit;
+    int64_t *ids = shard_malloc((n_all + 1) * sizeof *ids);
+    if (n_old)
+        memcpy(ids, cs->zone_gid, n_old * sizeof *ids);
+    if (n_hit)
+        memcpy(ids + n_old, hit, 4 * n_hit * sizeof *ids);
+    qsort(ids, n_all, sizeof *ids, cc_i64_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < n_all; i++)
+        if (m == 0 || ids[i] != ids[m - 1])
+            ids[m++] = ids[i];
+    size_t *parent = shard_malloc((m + 1) * sizeof *parent);
+    for (size_t i = 0; i < m; i++)
+        parent[i] = i;
+    /* old zones: each member joins its old root (roots are the smallest ids, so they map in order) */
+    size_t j = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        while (ids[j] != cs->zone_gid[i])
+            j++;
+        size_t r = cc_zone_root(cs, i);
+        parent[j] = cc_lower(ids, m, cs->zone_gid[r]);
+    }
+    free(cs->zone_gid), free(cs->zone_parent);
+    cs->zone_gid = ids, cs->zone_parent = parent, cs->n_zone = m;
+    for (size_t h = 0; h < n_hit; h++) {
+        size_t r0 = cc_zone_root(cs, cc_lower(cs->zone_gid, cs->n_zone, hit[4 * h]));
+        for (int q = 1; q < 4; q++) {
+            size_t r = cc_zone_root(cs, cc_lower(cs->zone_gid, cs->n_zone, hit[4 * h + q]));
+            if (r < r0)
+                cs->zone_parent[r0] = r, r0 = r;
+            else if (r > r0)
+                cs->zone_parent[r] = r0;
+        }
+    }
+}
+
+/* A zone member as gathered from its owner. */
+typedef struct cc_member {
+    int64_t gid, root;
+    double m, inv, x[3], v[3];
+} cc_member;
+
+static int cc_member_cmp(const void *pa, const void *pb)
+{
+    const cc_member *a = pa, *b = pb;
+    if (a->root != b->root)
+        return a->root < b->root ? -1 : 1;
+    return (a->gid > b->gid) - (a->gid < b->gid);
+}
+
+/* Every zone moves rigidly: gathers the members from their owners, computes each zone's motion in id order,
+ * sets the owned members' velocities.  A zone holding pinned or prescribed vertices moves with the one of the
+ * smallest id (a translation). */
+static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_collective *svc)
+{
+    shard_particles *p = c->ph->p;
+    size_t n_mine = 0;
+    cc_member *mine = shard_malloc((cs->n_zone + 1) * sizeof *mine);
+    for (size_t z = 0; z < cs->n_zone; z++) {
+        int32_t i = cc_find(cs, cs->zone_gid[z]);
+        if (i < 0 || (size_t)i >= p->n_owned)
+            continue;
+        cc_member *mb = &mine[n_mine++];
+        mb->gid = cs->zone_gid[z], mb->root = cs->zone_gid[cc_zone_root(cs, z)];
+        mb->m = p->mass[i], mb->inv = cs->inv_m[i];
+        memcpy(mb->x, p->x + 3 * (size_t)i, sizeof mb->x);
+        memcpy(mb->v, p->v + 3 * (size_t)i, sizeof mb->v);
+    }
+    size_t bytes = 0;
+    cc_member *all = svc->allgather(svc->impl, mine, n_mine * sizeof *mine, &bytes);
+    free(mine);
+    size_t n_all = bytes / sizeof *all;
+    qsort(all, n_all, sizeof *all, cc_member_cmp);
+    double *m = shard_malloc((n_all + 1) * sizeof *m), *x = shard_malloc((3 * n_all + 3) * sizeof *x);
+    double *v = shard_malloc((3 * n_all + 3) * sizeof *v);
+    for (size_t a = 0; a < n_all;) {
+        size_t e = a;
+        while (e < n_all && all[e].root == all[a].root)
+            e++;
+        const cc_member *pin = NULL;
+        for (size_t q = a; q < e && !pin; q++)
+            if (all[q].inv == 0.0)
+                pin = &all[q];
+        for (size_t q = a; q < e; q++) {
+            m[q - a] = all[q].m;
+            memcpy(x + 3 * (q - a), all[q].x, sizeof all[q].x);
+            memcpy(v + 3 * (q - a), pin ? pin->v : all[q].v, sizeof all[q].v);
+        }
+        if (!pin)
+            shard_cc_zone_rigid(e - a, m, x, v);
+        for (size_t q = a; q < e; q++) {
+            int32_t i = cc_find(cs, all[q].gid);
+            if (i >= 0 && (size_t)i < p->n_owned && cs->inv_m[i] > 0.0)
+                memcpy(p->v + 3 * (size_t)i, v + 3 * (q - a), 3 * sizeof *v);
+        }
+        cs->zone_max = e - a > cs->zone_max ? e - a : cs->zone_max;
+        a = e;
+    }
+    free(all), free(m), free(x), free(v);
+}
+
+/* The inverse masses of the local cloth vertices at the start of the step (0: pinned or prescribed now, by the
+ * body's constraints at this time, decided from the rest position so that every copy agrees). */
+static void cc_inverse_masses(const shard_matter_ctx *c, shard_cloth_collide *cs)
+{
+    const shard_particles *p = c->ph->p;
+    const shard_scene *sc = c->ph->scene;
+    shard_reserve((void **)&cs->inv_m, &cs->cap_inv, p->n_local + 1, sizeof *cs->inv_m);
+    for (size_t m = 0; m < cs->n_map; m++) {
+        int32_t i = cs->map[m].local;
+        const shard_body_def *bd = &sc->bodies[p->body[i]];
+        uint32_t fl = 0;
+        double vp[3];
+        if (bd->n_constraints > 0)
+            shard_sample_constraints(bd, p->X + 3 * (size_t)i, c->ph->t, vp, &fl);
+        cs->inv_m[i] = (fl & SHARD_PF_PRESCRIBED) || !(p->mass[i] > 0.0) ? 0.0 : 1.0 / p->mass[i];
+    }
+}
+
+int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err)
+{
+    shard_cloth_state *st = c->state;
+    shard_cloth_collide *cs = &st->collide;
+    shard_particles *p = c->ph->p;
+    double dt = c->ph->dt;
+    svc->refresh(svc->impl); /* the ghosts' mean velocities */
+    if (!cc_same_particles(c, cs))
+        cc_elements(c, cs);
+    cc_inverse_masses(c, cs);
+    /* The ghosts cover the motion of one step (contact_reach): the farthest move of an owned vertex. */
+    double far[2] = {0.0, 0.0};
+    for (size_t m = 0; m < cs->n_map; m++) {
+        int32_t i = cs->map[m].local;
+        if ((size_t)i >= p->n_owned)
+            continue;
+        const double *v = p->v + 3 * (size_t)i;
+        double d = dt * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (d > far[0])
+            far[0] = d, far[1] = (double)p->gid[i];
+    }
+    double gfar[2] = {far[0], 0.0};
+    svc->max_doubles(svc->impl, gfar, 1);
+    if (gfar[0] > c->ph->reach_slack) {
+        double who[1] = {far[0] == gfar[0] ? -far[1] : -INFINITY};
+        svc->max_doubles(svc->impl, who, 1);
+        return shard_error_set(err, SHARD_EXIT_RUNTIME,
+                               "step %ld: cloth vertex %lld moves %g m in one step, more than the %g m (half the "
+                               "skin) that collision detection across ranks covers: lower the time step or raise "
+                               "run.skin",
+                               c->ph->step, (long long)-who[0], gfar[0], c->ph->reach_slack);
+    }
+    double hmax = 0.0;
+    for (int b = 0; b < c->ph->scene->n_bodies; b++)
+        if (cc_is_cloth(c, b))
+            hmax = cc_max(hmax, cc_body(c, b)->thickness);
+    cs->hmax = hmax, cs->margin = 2.0 * hmax;
+    /* 1. proximity at the start of the step */
+    cc_pass_candidates(cs, p, dt, hmax);
+    cc_proximity(c, cs, dt);
+    svc->refresh(svc->impl);
+    /* 2. collisions, iterated; 3. impact zones */
+    cs->n_zone = 0;
+    int passes = 0, jacobi = (int)c->ph->scene->run.collision_passes;
+    for (;; passes++) {
+        cc_pass_candidates(cs, p, dt, hmax);
+        int zones = passes >= jacobi;
+        size_t n = cc_collisions(c, cs, dt, !zones);
+        int any[1] = {n > 0};
+        svc->max_ints(svc->impl, any, 1);
+        if (!any[0])
+            break;
+        if (passes >= jacobi + SHARD_CLOTH_ZONE_PASSES) {
+            cs->unresolved++;
+            break;
+        }
+        cs->n_coll += n;
+        if (zones) {
+            size_t bytes = 0;
+            int64_t *hit = svc->allgather(svc->impl, cs->hit, 4 * cs->n_hit * sizeof *cs->hit, &bytes);
+            cc_zone_merge(cs, hit, bytes / (4 * sizeof *hit));
+            free(hit);
+            cc_zone_move(c, cs, svc);
+            cs->zone_steps += passes == jacobi;
+        }
+        svc->refresh(svc->impl);
+    }
+    cs->max_passes = passes > cs->max_passes ? passes : cs->max_passes;
+    cs->steps++;
+    return 0;
+}
+
+void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len)
+{
+    const shard_cloth_state *st = c->state;
+    const shard_cloth_collide *cs = &st->collide;
+    snprintf(buf, len,
+             "Cloth collisions (this rank): %ld steps, %lld proximity impulses, %lld collisions, %ld steps with "
+             "impact zones (largest %zu vertices), at most %d passes, %ld steps unresolved; %ld candidate lists, "
+             "BVH %ld builds, %ld refits",
+             cs->steps, (long long)cs->n_prox, (long long)cs->n_coll, cs->zone_steps, cs->zone_max, cs->max_passes,
+             cs->unresolved, cs->lists, cs->vbvh.builds + cs->tbvh.builds + cs->ebvh.builds,
+             cs->vbvh.refits + cs->tbvh.refits + cs->ebvh.refits);
+}
+
+void shard_cloth_collide_free(shard_cloth_collide *cs)
+{
+    free(cs->map), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
+    free(cs->pairs), free(cs->rec), free(cs->hit), free(cs->inv_m);
+    free(cs->zone_gid), free(cs->zone_parent);
+    shard_bvh_free(&cs->vbvh), shard_bvh_free(&cs->tbvh), shard_bvh_free(&cs->ebvh);
+    memset(cs, 0, sizeof *cs);
+}
