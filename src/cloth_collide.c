@@ -129,6 +129,14 @@ int shard_cc_pt_near(const double *x0, const double *x1, const double *x2, const
     double tol = h / sqrt(a2); /* a point over an edge, within the thickness, belongs to both sides */
     if (w1 < -tol || w2 < -tol || w3 < -tol)
         return 0;
+    /* and its distance from the triangle itself is below 1.5 h, whatever the triangle's shape (so that boxes
+     * grown by 1.5 h hold every such pair) */
+    double bw[3], q[3];
+    cc_closest_on_triangle(x0, x1, x2, x3, bw);
+    for (int k = 0; k < 3; k++)
+        q[k] = x0[k] - (bw[0] * x1[k] + bw[1] * x2[k] + bw[2] * x3[k]);
+    if (cc_dot(q, q) >= 2.25 * h * h)
+        return 0;
     w1 = cc_max(w1, 0.0), w2 = cc_max(w2, 0.0), w3 = cc_max(w3, 0.0);
     double sum = w1 + w2 + w3;
     w1 /= sum, w2 /= sum, w3 /= sum;

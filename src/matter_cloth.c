@@ -105,14 +105,19 @@ static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
     return 1.01 * r; /* bonds are strictly shorter than the radius */
 }
 
-/* Cloth collisions (matter_cloth_collide.c) pair a point or an edge with an element within the thickness, whose
- * far vertex is at most an element's span from its near one: every cloth vertex within the thickness plus two
- * spans of an owned vertex must be at hand. */
+/* Cloth collisions (matter_cloth_collide.c) pair a point or an edge with an element within 1.5 times the
+ * thickness (a particle of another kind: its radius and half the thickness), whose far vertex is at most an
+ * element's span from its near one: every particle within that plus two spans of an owned vertex must be at
+ * hand. */
 static double shard_matter_cloth_reach(const shard_scene *sc, int b, const void *state)
 {
     const shard_cloth_params *cp = state;
-    (void)sc, (void)b;
-    return cp->thickness + 2.0 * (cp->mesh ? cp->mesh->radius : shard_cloth_stencil_radius(cp));
+    (void)b;
+    double r = 0.0; /* the particles of other kinds touch its triangles too, with their contact radius */
+    for (int q = 0; q < sc->n_bodies; q++)
+        if (!SHARD_BODY_IS_SURFACE(&sc->bodies[q]))
+            r = fmax(r, 0.5 * sc->bodies[q].spacing);
+    return 1.5 * (cp->thickness + r) + 2.0 * (cp->mesh ? cp->mesh->radius : shard_cloth_stencil_radius(cp));
 }
 
 static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k, const void *state)

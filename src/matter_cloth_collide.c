@@ -43,8 +43,9 @@ static inline double cc_max(double a, double b) { return a > b ? a : b; }
 #define SHARD_CLOTH_ZONE_PASSES 200
 
 typedef struct cc_pair {
-    int32_t kind;               /* 0 point-triangle, 1 edge-edge */
+    int32_t kind;               /* 0 point-triangle, 1 edge-edge, 2 a particle of another kind and a triangle */
     int32_t v[4];               /* local indices, in the stencil's order */
+    int32_t a, b;               /* its two sides: point (vlist index) and triangle, or the two edges */
 } cc_pair;
 
 /* A velocity change of an owned vertex from one pair, with the pair's global key. */
@@ -207,32 +208,42 @@ static void cc_boxes(const shard_particles *p, const int32_t *el, size_t n, int 
     }
 }
 
-/* The vertices' boxes (in map order). */
-static void cc_vertex_boxes(shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
+/* The contact radius of a particle of a body that is not a cloth (contact.h: half its spacing). */
+static double cc_point_radius(const shard_scene *sc, int32_t b) { return 0.5 * sc->bodies[b].spacing; }
+
+/* The points' boxes (cloth vertices in map order, then the particles of other kinds near the cloth). */
+static void cc_vertex_boxes(const shard_scene *sc, shard_cloth_collide *cs, const shard_particles *p, double dt,
+                            double pad)
 {
-    for (size_t m = 0; m < cs->n_map; m++) {
-        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+    for (size_t m = 0; m < cs->n_vlist; m++) {
+        const double *x = p->x + 3 * (size_t)cs->vlist[m], *v = p->v + 3 * (size_t)cs->vlist[m];
         double *q = cs->vbox + 6 * m;
+        /* a particle of another kind reaches its contact radius farther */
+        double r = m < cs->n_map ? pad : pad + 1.5 * cc_point_radius(sc, p->body[cs->vlist[m]]) + 0.25 * cs->hmax;
         for (int k = 0; k < 3; k++) {
             double y = x[k] + dt * v[k];
-            q[k] = cc_min(x[k], y) - pad, q[3 + k] = cc_max(x[k], y) + pad;
+            q[k] = cc_min(x[k], y) - r, q[3 + k] = cc_max(x[k], y) + r;
         }
     }
 }
 
 /* The three trees over the elements' boxes over the step (start and end positions), each grown by pad. */
-static void cc_trees(shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
+static void cc_trees(const shard_scene *sc, shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
 {
-    cc_vertex_boxes(cs, p, dt, pad);
+    cc_vertex_boxes(sc, cs, p, dt, pad);
     cc_boxes(p, cs->tri, cs->n_tri, 3, dt, pad, cs->tbox);
     cc_boxes(p, cs->edge, cs->n_edge, 2, dt, pad, cs->ebox);
+    if (cs->fresh || cs->vlist_changed) {
+        shard_bvh_build(&cs->vbvh, cs->vbox, cs->n_vlist);
+        cs->vlist_changed = 0;
+    } else {
+        shard_bvh_refit(&cs->vbvh, cs->vbox, cs->n_vlist);
+    }
     if (cs->fresh) {
-        shard_bvh_build(&cs->vbvh, cs->vbox, cs->n_map);
         shard_bvh_build(&cs->tbvh, cs->tbox, cs->n_tri);
         shard_bvh_build(&cs->ebvh, cs->ebox, cs->n_edge);
         cs->fresh = 0;
     } else {
-        shard_bvh_refit(&cs->vbvh, cs->vbox, cs->n_map);
         shard_bvh_refit(&cs->tbvh, cs->tbox, cs->n_tri);
         shard_bvh_refit(&cs->ebvh, cs->ebox, cs->n_edge);
     }
@@ -252,14 +263,14 @@ static void cc_add_pair(shard_cloth_collide *cs, cc_pair pr)
 static void cc_pt_found(void *ctx, int32_t m, int32_t t)
 {
     cc_walk *w = ctx;
-    int32_t i = w->cs->map[m].local;
+    int32_t i = w->cs->vlist[m];
     const int32_t *tv = w->cs->tri + 3 * (size_t)t;
     size_t no = w->p->n_owned;
     if (tv[0] == i || tv[1] == i || tv[2] == i)
         return;
     if ((size_t)i >= no && (size_t)tv[0] >= no && (size_t)tv[1] >= no && (size_t)tv[2] >= no)
         return;
-    cc_add_pair(w->cs, (cc_pair){0, {i, tv[0], tv[1], tv[2]}});
+    cc_add_pair(w->cs, (cc_pair){(size_t)m < w->cs->n_map ? 0 : 2, {i, tv[0], tv[1], tv[2]}, m, t});
 }
 
 static void cc_ee_found(void *ctx, int32_t e, int32_t f)
@@ -276,8 +287,48 @@ static void cc_ee_found(void *ctx, int32_t e, int32_t f)
     if (g[a[0]] > g[b[0]] || (g[a[0]] == g[b[0]] && g[a[1]] > g[b[1]])) {
         const int32_t *tmp = a;
         a = b, b = tmp;
+        int32_t t = e;
+        e = f, f = t;
     }
-    cc_add_pair(w->cs, (cc_pair){1, {a[0], a[1], b[0], b[1]}});
+    cc_add_pair(w->cs, (cc_pair){1, {a[0], a[1], b[0], b[1]}, e, f});
+}
+
+/* The points of the vertex tree: the cloth vertices (map order), then the particles of other kinds whose
+ * motion over the step comes within their radius, the thickness and the margin of the cloth's box. */
+static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt)
+{
+    const shard_scene *sc = c->ph->scene;
+    size_t n0 = cs->n_vlist;
+    shard_reserve((void **)&cs->vlist, &cs->cap_vlist, p->n_local + 1, sizeof *cs->vlist);
+    int32_t *old = n0 ? shard_malloc(n0 * sizeof *old) : NULL;
+    if (n0)
+        memcpy(old, cs->vlist, n0 * sizeof *old);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t m = 0; m < cs->n_map; m++) {
+        int32_t i = cs->map[m].local;
+        cs->vlist[m] = i;
+        for (int k = 0; k < 3; k++) {
+            double x = p->x[3 * (size_t)i + k], y = x + dt * p->v[3 * (size_t)i + k];
+            lo[k] = cc_min(lo[k], cc_min(x, y)), hi[k] = cc_max(hi[k], cc_max(x, y));
+        }
+    }
+    size_t n = cs->n_map;
+    for (size_t i = 0; i < p->n_local && cs->n_map > 0; i++) {
+        if (cc_is_cloth(c, p->body[i]))
+            continue;
+        double pad = 1.5 * cc_point_radius(sc, p->body[i]) + 2.0 * (cs->hmax + cs->margin);
+        int near = 1;
+        for (int k = 0; k < 3 && near; k++) {
+            double x = p->x[3 * i + k], y = x + dt * p->v[3 * i + k];
+            near = cc_min(x, y) <= hi[k] + pad && cc_max(x, y) >= lo[k] - pad;
+        }
+        if (near)
+            cs->vlist[n++] = (int32_t)i;
+    }
+    cs->vlist_changed = n != n0 || (n0 && memcmp(old, cs->vlist, n0 * sizeof *old) != 0);
+    cs->n_vlist = n;
+    free(old);
+    shard_reserve((void **)&cs->vbox, &cs->cap_vbox, 6 * (n + 1), sizeof *cs->vbox);
 }
 
 /* The candidate pairs, a Verlet list: points against triangles and edges against edges, sharing no vertex,
@@ -285,71 +336,101 @@ static void cc_ee_found(void *ctx, int32_t e, int32_t f)
  * thickness and the margin overlap.  It holds every pair that can touch (proximity within the thickness, or
  * a collision) while no vertex's start or end position has moved farther than the margin from where it was
  * at the build (cc_list_valid).  Which superset a rank holds does not change any result. */
-static void cc_candidates(shard_cloth_collide *cs, const shard_particles *p, double dt, double hmax)
+static void cc_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt,
+                          double hmax)
 {
-    cc_trees(cs, p, dt, 0.5 * hmax + cs->margin);
+    cc_points(c, cs, p, dt);
+    cc_trees(c->ph->scene, cs, p, dt, 0.5 * hmax + cs->margin);
     cs->n_pairs = 0;
     cc_walk w = {cs, p};
     shard_bvh_pairs(&cs->vbvh, cs->vbox, &cs->tbvh, cs->tbox, cc_pt_found, &w);
     shard_bvh_pairs(&cs->ebvh, cs->ebox, &cs->ebvh, cs->ebox, cc_ee_found, &w);
-    shard_reserve((void **)&cs->xb, &cs->cap_xb, 6 * (cs->n_map + 1), sizeof *cs->xb);
-    for (size_t m = 0; m < cs->n_map; m++) {
-        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+    shard_reserve((void **)&cs->xb, &cs->cap_xb, 6 * (p->n_local + 1), sizeof *cs->xb);
+    for (size_t i = 0; i < p->n_local; i++) {
+        const double *x = p->x + 3 * i, *v = p->v + 3 * i;
         for (int k = 0; k < 3; k++)
-            cs->xb[6 * m + k] = x[k], cs->xb[6 * m + 3 + k] = x[k] + dt * v[k];
+            cs->xb[6 * i + k] = x[k], cs->xb[6 * i + 3 + k] = x[k] + dt * v[k];
     }
     cs->lists++;
 }
 
-/* Whether every vertex's start and end positions are within the margin of those at the list's build. */
+/* Whether every local particle's start and end positions are within the margin of those at the list's build
+ * (the particles of other kinds too: one may have come near the cloth). */
 static int cc_list_valid(const shard_cloth_collide *cs, const shard_particles *p, double dt)
 {
-    for (size_t m = 0; m < cs->n_map; m++) {
-        const double *x = p->x + 3 * (size_t)cs->map[m].local, *v = p->v + 3 * (size_t)cs->map[m].local;
+    for (size_t i = 0; i < p->n_local; i++) {
+        const double *x = p->x + 3 * i, *v = p->v + 3 * i;
         for (int k = 0; k < 3; k++)
-            if (fabs(x[k] - cs->xb[6 * m + k]) > cs->margin ||
-                fabs(x[k] + dt * v[k] - cs->xb[6 * m + 3 + k]) > cs->margin)
+            if (fabs(x[k] - cs->xb[6 * i + k]) > cs->margin ||
+                fabs(x[k] + dt * v[k] - cs->xb[6 * i + 3 + k]) > cs->margin)
                 return 0;
     }
     return 1;
 }
 
 /* The candidates for a pass (rebuilt when they no longer cover the motion). */
-static void cc_pass_candidates(shard_cloth_collide *cs, const shard_particles *p, double dt, double hmax)
+static void cc_inverse_masses(const shard_matter_ctx *c, shard_cloth_collide *cs);
+
+static void cc_pass_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p,
+                               double dt, double hmax)
 {
-    if (cs->fresh || !cc_list_valid(cs, p, dt))
-        cc_candidates(cs, p, dt, hmax);
+    if (cs->fresh || !cc_list_valid(cs, p, dt)) {
+        cc_candidates(c, cs, p, dt, hmax);
+        cs->inv_step = 0;
+    }
+    if (cs->inv_step != c->ph->step + 1) {
+        cc_inverse_masses(c, cs);
+        cs->inv_step = c->ph->step + 1;
+    }
 }
 
-/* Whether the boxes of a pair's two sides (over the step when dt > 0) come within pad of each other. */
-static int cc_boxes_meet(const cc_pair *pr, const shard_particles *p, double dt, double pad)
+/* The current boxes of the points, triangles and edges for a pass (over the step when dt > 0). */
+static void cc_pass_boxes(shard_cloth_collide *cs, const shard_particles *p, double dt)
 {
-    int na = pr->kind == 0 ? 1 : 2;
-    double lo[2][3], hi[2][3];
-    for (int s = 0; s < 2; s++)
-        for (int k = 0; k < 3; k++)
-            lo[s][k] = INFINITY, hi[s][k] = -INFINITY;
-    for (int q = 0; q < 4; q++) {
-        int side = q >= na;
-        const double *x = p->x + 3 * (size_t)pr->v[q], *v = p->v + 3 * (size_t)pr->v[q];
-        for (int k = 0; k < 3; k++) {
-            double y = x[k] + dt * v[k];
-            lo[side][k] = cc_min(lo[side][k], cc_min(x[k], y)), hi[side][k] = cc_max(hi[side][k], cc_max(x[k], y));
-        }
-    }
+    shard_reserve((void **)&cs->pbox, &cs->cap_pbox, 6 * (cs->n_vlist + cs->n_tri + cs->n_edge + 1), sizeof *cs->pbox);
+    double *pb = cs->pbox, *tb = pb + 6 * cs->n_vlist, *eb = tb + 6 * cs->n_tri;
+    cc_boxes(p, cs->vlist, cs->n_vlist, 1, dt, 0.0, pb);
+    cc_boxes(p, cs->tri, cs->n_tri, 3, dt, 0.0, tb);
+    cc_boxes(p, cs->edge, cs->n_edge, 2, dt, 0.0, eb);
+}
+
+/* Whether the current boxes of a pair's two sides come within pad of each other. */
+static int cc_boxes_meet(const shard_cloth_collide *cs, const cc_pair *pr, double pad)
+{
+    const double *pb = cs->pbox, *tb = pb + 6 * cs->n_vlist, *eb = tb + 6 * cs->n_tri;
+    const double *A = pr->kind == 1 ? eb + 6 * (size_t)pr->a : pb + 6 * (size_t)pr->a;
+    const double *B = pr->kind == 1 ? eb + 6 * (size_t)pr->b : tb + 6 * (size_t)pr->b;
     for (int k = 0; k < 3; k++)
-        if (lo[0][k] > hi[1][k] + pad || lo[1][k] > hi[0][k] + pad)
+        if (A[k] > B[3 + k] + pad || B[k] > A[3 + k] + pad)
             return 0;
     return 1;
 }
 
-/* The pair constants: thickness, repulsion stiffness and friction (means over the two sides' bodies). */
-static void cc_pair_constants(const shard_matter_ctx *c, const cc_pair *pr, double *h, double *k, double *mu)
+/* The thickness of a pair: the mean of the two cloths', or a particle's contact radius and half the cloth's. */
+static double cc_pair_h(const shard_matter_ctx *c, const cc_pair *pr)
 {
     const shard_particles *p = c->ph->p;
-    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 0 ? 1 : 2]];
-    const shard_cloth_params *A = cc_body(c, ba), *B = cc_body(c, bb);
-    *h = 0.5 * (A->thickness + B->thickness);
+    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 1 ? 2 : 1]];
+    double tb = cc_body(c, bb)->thickness;
+    if (pr->kind == 2)
+        return cc_point_radius(c->ph->scene, ba) + 0.5 * tb;
+    return 0.5 * (cc_body(c, ba)->thickness + tb);
+}
+
+/* The pair's repulsion stiffness and friction (means over the two sides' bodies; a particle of another kind:
+ * the cloth's stiffness, its material's friction). */
+static void cc_pair_constants(const shard_matter_ctx *c, const cc_pair *pr, double *k, double *mu)
+{
+    const shard_particles *p = c->ph->p;
+    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 1 ? 2 : 1]];
+    const shard_cloth_params *B = cc_body(c, bb);
+    if (pr->kind == 2) {
+        const shard_scene *sc = c->ph->scene;
+        *k = B->lambda + 2.0 * B->mu;
+        *mu = sqrt(sc->materials[sc->bodies[ba].material].friction * B->friction);
+        return;
+    }
+    const shard_cloth_params *A = cc_body(c, ba);
     *k = 0.5 * (A->lambda + 2.0 * A->mu + B->lambda + 2.0 * B->mu);
     *mu = sqrt(A->friction * B->friction);
 }
@@ -406,14 +487,17 @@ static void cc_proximity(const shard_matter_ctx *c, shard_cloth_collide *cs, dou
         const cc_pair *pr = &cs->pairs[k];
         const double *x[4], *v[4];
         double inv[4], h, kk, mu, dv[12];
-        if (!cc_boxes_meet(pr, p, 0.0, cs->hmax))
+        h = cc_pair_h(c, pr);
+        if (!cc_boxes_meet(cs, pr, 1.5 * h)) /* shard_cc_pt_near takes points up to 1.5 h beside a triangle */
             continue;
         cc_gather(p, cs, pr, x, v, inv);
-        cc_pair_constants(c, pr, &h, &kk, &mu);
         shard_cc_stencil st;
-        int near = pr->kind == 0 ? shard_cc_pt_near(x[0], x[1], x[2], x[3], h, &st)
+        int near = pr->kind != 1 ? shard_cc_pt_near(x[0], x[1], x[2], x[3], h, &st)
                                  : shard_cc_ee_near(x[0], x[1], x[2], x[3], h, &st);
-        if (near && shard_cc_repel(&st, v, inv, h, kk, mu, dt, dv)) {
+        if (!near)
+            continue;
+        cc_pair_constants(c, pr, &kk, &mu);
+        if (shard_cc_repel(&st, v, inv, h, kk, mu, dt, dv)) {
             cc_record(cs, p, pr, dv);
             cs->n_prox++;
         }
@@ -432,13 +516,13 @@ static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, 
         const cc_pair *pr = &cs->pairs[k];
         const double *x[4], *v[4];
         double inv[4], h, kk, mu, dv[12];
-        if (!cc_boxes_meet(pr, p, dt, 1e-3 * cs->hmax))
+        if (!cc_boxes_meet(cs, pr, 1e-3 * cs->hmax))
             continue;
         cc_gather(p, cs, pr, x, v, inv);
-        cc_pair_constants(c, pr, &h, &kk, &mu);
+        h = cc_pair_h(c, pr);
         shard_cc_stencil st;
         double tol = 1e-3 * h;
-        int hit = pr->kind == 0 ? shard_cc_pt_ccd(x, v, dt, tol, &st) : shard_cc_ee_ccd(x, v, dt, tol, &st);
+        int hit = pr->kind != 1 ? shard_cc_pt_ccd(x, v, dt, tol, &st) : shard_cc_ee_ccd(x, v, dt, tol, &st);
         if (!hit)
             continue;
         n++;
@@ -446,6 +530,7 @@ static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, 
         for (int q = 0; q < 4; q++)
             cs->hit[4 * cs->n_hit + q] = p->gid[pr->v[q]];
         cs->n_hit++;
+        cc_pair_constants(c, pr, &kk, &mu);
         if (respond && shard_cc_stop(&st, v, inv, mu, dv))
             cc_record(cs, p, pr, dv);
     }
@@ -539,6 +624,16 @@ static int cc_member_cmp(const void *pa, const void *pb)
     return (a->gid > b->gid) - (a->gid < b->gid);
 }
 
+/* The local index of global id g among the points (cloth vertices first), or -1. */
+static int32_t cc_find_point(const shard_cloth_collide *cs, const shard_particles *p, int64_t g)
+{
+    int32_t i = cc_find(cs, g);
+    for (size_t m = cs->n_map; i < 0 && m < cs->n_vlist; m++)
+        if (p->gid[cs->vlist[m]] == g)
+            i = cs->vlist[m];
+    return i;
+}
+
 /* Every zone moves rigidly: gathers the members from their owners, computes each zone's motion in id order,
  * sets the owned members' velocities.  A zone holding pinned or prescribed vertices moves with the one of the
  * smallest id (a translation). */
@@ -548,7 +643,7 @@ static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, con
     size_t n_mine = 0;
     cc_member *mine = shard_malloc((cs->n_zone + 1) * sizeof *mine);
     for (size_t z = 0; z < cs->n_zone; z++) {
-        int32_t i = cc_find(cs, cs->zone_gid[z]);
+        int32_t i = cc_find_point(cs, p, cs->zone_gid[z]);
         if (i < 0 || (size_t)i >= p->n_owned)
             continue;
         cc_member *mb = &mine[n_mine++];
@@ -580,7 +675,7 @@ static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, con
         if (!pin)
             shard_cc_zone_rigid(e - a, m, x, v);
         for (size_t q = a; q < e; q++) {
-            int32_t i = cc_find(cs, all[q].gid);
+            int32_t i = cc_find_point(cs, p, all[q].gid);
             if (i >= 0 && (size_t)i < p->n_owned && cs->inv_m[i] > 0.0)
                 memcpy(p->v + 3 * (size_t)i, v + 3 * (q - a), 3 * sizeof *v);
         }
@@ -590,20 +685,25 @@ static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, con
     free(all), free(m), free(x), free(v);
 }
 
-/* The inverse masses of the local cloth vertices at the start of the step (0: pinned or prescribed now, by the
- * body's constraints at this time, decided from the rest position so that every copy agrees). */
+/* The inverse masses of the points at the start of the step (0: pinned or prescribed now, by the body's
+ * constraints at this time, decided from the rest position so that every copy agrees; 0 for the particles of
+ * bodies that move as wholes, which this stage treats as moving obstacles). */
 static void cc_inverse_masses(const shard_matter_ctx *c, shard_cloth_collide *cs)
 {
     const shard_particles *p = c->ph->p;
     const shard_scene *sc = c->ph->scene;
     shard_reserve((void **)&cs->inv_m, &cs->cap_inv, p->n_local + 1, sizeof *cs->inv_m);
-    for (size_t m = 0; m < cs->n_map; m++) {
-        int32_t i = cs->map[m].local;
+    for (size_t m = 0; m < cs->n_vlist; m++) {
+        int32_t i = cs->vlist[m];
         const shard_body_def *bd = &sc->bodies[p->body[i]];
         uint32_t fl = 0;
         double vp[3];
+        if (c->ph->own_contact[p->body[i]]) { /* bodies that move as wholes: kinematic here */
+            cs->inv_m[i] = 0.0;
+            continue;
+        }
         if (bd->n_constraints > 0)
-            shard_sample_constraints(bd, p->X + 3 * (size_t)i, c->ph->t, vp, &fl);
+            shard_sample_constraints(bd, p->X + 3 * (size_t)i, p->x + 3 * (size_t)i, c->ph->t, vp, &fl);
         cs->inv_m[i] = (fl & SHARD_PF_PRESCRIBED) || !(p->mass[i] > 0.0) ? 0.0 : 1.0 / p->mass[i];
     }
 }
@@ -617,7 +717,6 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
     svc->refresh(svc->impl); /* the ghosts' mean velocities */
     if (!cc_same_particles(c, cs))
         cc_elements(c, cs);
-    cc_inverse_masses(c, cs);
     /* The ghosts cover the motion of one step (contact_reach): the farthest move of an owned vertex. */
     double far[2] = {0.0, 0.0};
     for (size_t m = 0; m < cs->n_map; m++) {
@@ -646,15 +745,17 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
             hmax = cc_max(hmax, cc_body(c, b)->thickness);
     cs->hmax = hmax, cs->margin = 2.0 * hmax;
     /* 1. proximity at the start of the step */
-    cc_pass_candidates(cs, p, dt, hmax);
+    cc_pass_candidates(c, cs, p, dt, hmax);
+    cc_pass_boxes(cs, p, 0.0);
     cc_proximity(c, cs, dt);
     svc->refresh(svc->impl);
     /* 2. collisions, iterated; 3. impact zones */
     cs->n_zone = 0;
     int passes = 0, jacobi = (int)c->ph->scene->run.collision_passes;
     for (;; passes++) {
-        cc_pass_candidates(cs, p, dt, hmax);
+        cc_pass_candidates(c, cs, p, dt, hmax);
         int zones = passes >= jacobi;
+        cc_pass_boxes(cs, p, dt);
         size_t n = cc_collisions(c, cs, dt, !zones);
         int any[1] = {n > 0};
         svc->max_ints(svc->impl, any, 1);
@@ -695,7 +796,7 @@ void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len
 
 void shard_cloth_collide_free(shard_cloth_collide *cs)
 {
-    free(cs->map), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
+    free(cs->map), free(cs->vlist), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->pbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
     free(cs->pairs), free(cs->rec), free(cs->hit), free(cs->inv_m);
     free(cs->zone_gid), free(cs->zone_parent);
     shard_bvh_free(&cs->vbvh), shard_bvh_free(&cs->tbvh), shard_bvh_free(&cs->ebvh);

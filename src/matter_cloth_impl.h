@@ -31,15 +31,21 @@ typedef struct shard_cloth_collide {
     size_t n_map, cap_map;
     int32_t *tri, *edge;        /* local triangles (3 local indices) and edges (2, the smaller global id first) */
     size_t n_tri, cap_tri, n_edge, cap_edge;
-    double *vbox, *tbox, *ebox; /* boxes of the vertices (map order), triangles and edges */
+    int32_t *vlist;             /* the points: the cloth vertices (map order), then particles of other kinds near */
+    size_t n_vlist, cap_vlist;
+    int vlist_changed;
+    double *vbox, *tbox, *ebox; /* boxes of the points, triangles and edges */
+    double *pbox;               /* a pass's current boxes: points, then triangles, then edges */
+    size_t cap_pbox;
     size_t cap_vbox, cap_tbox, cap_ebox;
     shard_bvh vbvh, tbvh, ebvh;
     int fresh;                  /* the elements changed: the trees are built anew */
-    double *xb;                 /* per vertex (map order): start and end positions at the list's build */
+    double *xb;                 /* per local particle: start and end positions at the list's build */
     size_t cap_xb;
     double hmax, margin;        /* the largest thickness; the candidate list's margin (m) */
     long lists;                 /* candidate lists built */
-    double *inv_m;              /* per local particle */
+    double *inv_m;              /* per local particle (set at the points) */
+    long inv_step;              /* the step they were set for, + 1 (0: none) */
     size_t cap_inv;
     struct cc_pair *pairs;
     size_t n_pairs, cap_pairs;

@@ -426,7 +426,7 @@ void shard_sample_motion(const shard_body_def *b, const double c[3], const doubl
     v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
     v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
     *flags = 0;
-    shard_sample_constraints(b, X, 0.0, vpres, flags);
+    shard_sample_constraints(b, X, X, 0.0, vpres, flags);
     if (*flags & SHARD_PF_PRESCRIBED)
         memcpy(v, vpres, 3 * sizeof *v);
 }
@@ -436,8 +436,8 @@ static int shard_sample_constraint_active(const shard_constraint *con, double t)
     return t >= con->start && (con->end <= con->start || t < con->end);
 }
 
-void shard_sample_constraints(const shard_body_def *b, const double X[3], double t, double vpres[3],
-                              uint32_t *flags)
+void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t,
+                              double vpres[3], uint32_t *flags)
 {
     *flags &= ~(uint32_t)SHARD_PF_PRESCRIBED;
     vpres[0] = vpres[1] = vpres[2] = 0.0;
@@ -445,7 +445,13 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], double
         const shard_constraint *con = &b->constraints[k];
         if (shard_sample_constraint_active(con, t) && shard_shape_contains(&con->region, X)) {
             *flags |= SHARD_PF_PRESCRIBED;
-            memcpy(vpres, con->velocity, sizeof con->velocity);
+            const double *u = con->velocity, *w = con->spin;
+            double r[3];
+            for (int c = 0; c < 3; c++)
+                r[c] = x[c] - (con->center[c] + u[c] * (t - con->start));
+            vpres[0] = u[0] + (w[1] * r[2] - w[2] * r[1]);
+            vpres[1] = u[1] + (w[2] * r[0] - w[0] * r[2]);
+            vpres[2] = u[2] + (w[0] * r[1] - w[1] * r[0]);
         }
     }
 }
@@ -453,7 +459,8 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], double
 int shard_sample_constraints_timed(const shard_body_def *b)
 {
     for (int k = 0; k < b->n_constraints; k++)
-        if (b->constraints[k].start > 0.0 || b->constraints[k].end > b->constraints[k].start)
+        if (b->constraints[k].start > 0.0 || b->constraints[k].end > b->constraints[k].start ||
+            b->constraints[k].spin[0] != 0.0 || b->constraints[k].spin[1] != 0.0 || b->constraints[k].spin[2] != 0.0)
             return 1;
     return 0;
 }

@@ -1049,6 +1049,8 @@ static const shard_scene_field prescribed_rows[] = {
     {.key = "region", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, region),
      .parse = shard_scene_parse_region},
     {.key = "velocity", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, velocity)},
+    {.key = "spin", .kind = FK_VEC3, .offset = offsetof(shard_constraint, spin)},
+    {.key = "center", .kind = FK_VEC3, .offset = offsetof(shard_constraint, center)},
     {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, start), .r = GE(0)},
     {.key = "end", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, end), .r = GE(0)},
 };
@@ -1061,7 +1063,7 @@ static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_sce
 
 static int shard_scene_parse_prescribed(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
-    return shard_scene_parse_constraints(c, n, path, target, "{region, velocity, start, end} mappings",
+    return shard_scene_parse_constraints(c, n, path, target, "{region, velocity, spin, center, start, end} mappings",
                                         shard_scene_parse_prescribed_item);
 }
 

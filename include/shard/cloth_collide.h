@@ -26,8 +26,9 @@ typedef struct shard_cc_stencil {
 
 /* ---- proximity (at the start of the step) ----
  * Point x0 and triangle (x1, x2, x3): 1 when the point is closer than h to the triangle's plane and its
- * projection lies in the triangle (barycentric weights >= -tol_w: a small overlap so that a point over an
- * edge is caught by both triangles or by the edge-edge test), with the stencil filled. */
+ * projection lies in the triangle (barycentric weights >= -h / sqrt(2 area): a small overlap so that a point
+ * over an edge is caught by both triangles or by the edge-edge test) and closer than 1.5 h to the triangle,
+ * with the stencil filled. */
 int shard_cc_pt_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
                      shard_cc_stencil *s);
 /* Segments (x0, x1) and (x2, x3): 1 when their closest points (interior or end) are closer than h. */

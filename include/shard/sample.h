@@ -74,12 +74,14 @@ int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
  * particles. Local. */
 void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
                          double vpres[3], uint32_t *flags);
-/* The constraints of body b at time t for a particle at rest position X: sets SHARD_PF_PRESCRIBED in *flags
- * (clearing it when none holds the particle; other bits stay) and vpres from the last constraint in file order
- * that holds it at t (fixed regions before prescribed ones). Local. */
-void shard_sample_constraints(const shard_body_def *b, const double X[3], double t, double vpres[3],
-                              uint32_t *flags);
-/* Whether some constraint of body b has a time window (then the driver re-applies them at every step). */
+/* The constraints of body b at time t for a particle at rest position X and current position x: sets
+ * SHARD_PF_PRESCRIBED in *flags (clearing it when none holds the particle; other bits stay) and vpres from the
+ * last constraint in file order that holds it at t (fixed regions before prescribed ones): its velocity plus
+ * its spin about its moving centre (spin x (x - center - velocity (t - start))). Local. */
+void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t,
+                              double vpres[3], uint32_t *flags);
+/* Whether some constraint of body b has a time window or a spin (then the driver re-applies them at every
+ * step). */
 int shard_sample_constraints_timed(const shard_body_def *b);
 /* Notches: their number in the scene; and the error for the first notch (in body order) whose count of cut
  * bonds cut[] is zero (it misses its body), or 0. */

@@ -55,6 +55,9 @@ typedef struct shard_material {
 typedef struct shard_constraint {
     shard_shape region;
     double velocity[3];
+    double spin[3];          /* prescribed: an angular velocity, rad/s (default 0): the held particles move with
+                              * velocity + spin x (x - c(t)), c(t) = center + velocity (t - start) */
+    double center[3];        /* m: a point of the spin's axis at the window's start (default the origin) */
     double start, end;       /* prescribed: active while start <= t < end, s (end <= start: from start on, for
                               * ever; both 0 by default: the whole run); fixed regions: always */
     shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */

@@ -244,7 +244,8 @@ static void shard_sim_timed_constraints(shard_sim *s)
     double t = (double)s->step * s->dt;
     for (size_t i = 0; i < p->n_owned; i++)
         if (s->timed[p->body[i]])
-            shard_sample_constraints(&s->scene.bodies[p->body[i]], p->X + 3 * i, t, p->vpres + 3 * i, &p->flags[i]);
+            shard_sample_constraints(&s->scene.bodies[p->body[i]], p->X + 3 * i, p->x + 3 * i, t, p->vpres + 3 * i,
+                                     &p->flags[i]);
 }
 
 void shard_sim_step(shard_sim *s)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cloth through checkpoints and output: (run N steps) and (run k steps, checkpoint, restart on another rank
-# count, run N - k) end with the same state hash, bit for bit; every output file holds /cloth/triangles (the
+# count, run N - k) end with the same state hash, bit for bit (also through cloth collisions); every output file holds /cloth/triangles (the
 # two grids' 2 x (16 x 16 + 8 x 4) triangles, as rows of /particles whose global ids are the triangles'
 # vertices), cloth.xmf indexes them, and ParaView draws them (when pvpython and xvfb-run are installed).
 # usage: restart_cloth.sh SHARD   (run in tests/io)
@@ -67,5 +67,12 @@ if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
   grep -q '^all checks passed' "$WORK/pv.log" && pass "ParaView draws cloth.xmf's triangles" ||
     { tail -20 "$WORK/pv.log"; fail "ParaView's readers on cloth.xmf"; }
 fi
+
+# Through collisions (proximity, continuous collisions, impact zones across ranks).
+fold=scenes/restart_cloth_fold.yaml
+ref=$(ref_hash "$fold" $N)
+shard_run 1 run "$fold" --steps 600 --out "$WORK/c" > "$WORK/c.log"
+h=$(shard_run 3 run "$fold" --restart "$WORK/c/checkpoint_000600.h5" --steps $N --out "$WORK/c" | hash_of)
+expect_eq "cloth collisions: restart 1 -> 3 ranks at step 600" "$h" "$ref"
 
 finish "cloth restarts bit-identically on another rank count and is drawn from cloth.xmf"
