@@ -27,8 +27,9 @@
 # Bullet's nodes keep a margin of THICKNESS / 2.
 # Self-collision: Bullet's deformable solver ("bullet") detects vertex-face proximity within a thickness and
 # pushes apart, with continuous collision detection; its classic solver ("bullet_classic") cannot self-collide in
-# Bullet 3.24 at all; Shard's cloth has no self-collision yet (docs/architecture.md, "Cloth"): its vertices touch
-# the sphere only, so its folds may pass through each other, and the count says how many triangle pairs do.
+# Bullet 3.24 at all; Shard's cloth always runs its collision stage (Bridson et al. 2002: proximity, continuous
+# collision detection, impact zones; docs/architecture.md, "Cloth"), self-collision included, while its vertices
+# touch the sphere through contact; the count says how many triangle pairs intersect at the end.
 #
 # Every variable below can be overridden from the environment:
 #   N           cells along each side ((N + 1)^2 vertices)                                      250
@@ -317,7 +318,7 @@ for c in $CODES; do
     log=${LOG[$c]}
     is=${ISECT[$c]:-/dev/null}
     if [ "${c%%/*}" = shard ]; then
-        ranks=${c#shard/} version=$SHARD_VERSION first=- self=none
+        ranks=${c#shard/} version=$SHARD_VERSION first=- self=on
         steps=$STEPS wall=${SHARD_LOOP[$c]:--} sps=${SHARD_SPS[$c]:--} status=${SHARD_STATUS[$c]}
     else
         ranks=1 version=$BULLET_VERSION first=$(cp_value "$log" first_step_s)
@@ -342,7 +343,7 @@ for c in $CODES; do
         drape="hangs below the sphere's equator (lowest vertex at z = $z m)"
     fi
     case $c in
-    shard/*) what="no self-collision in Shard yet" ;;
+    shard/*) what="Shard's collision stage is on" ;;
     bullet)
         what="Bullet's deformable solver, self-collision on"
         [ "$(cp_value "${LOG[$c]}" self_collision)" != off ] || what="Bullet's deformable solver, self-collision off"
