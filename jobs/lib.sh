@@ -88,6 +88,40 @@ job_need_rank_list() {
     [ -n "${RANKS// /}" ] || job_die "RANKS is empty"
     for p in $RANKS; do job_is_int "$p" || job_die "RANKS must hold positive integers, got '$p'"; done
 }
+# job_need_zero_or_num VAR...: each is 0 or a number > 0.
+job_need_zero_or_num() {
+    local v
+    for v; do [ "${!v}" = 0 ] || job_is_num "${!v}" || job_die "$v must be a number >= 0, got '${!v}'"; done
+}
+# job_need_flag VAR...: each is 0 or 1.
+job_need_flag() {
+    local v
+    for v; do [ "${!v}" = 0 ] || [ "${!v}" = 1 ] || job_die "$v must be 0 or 1, got '${!v}'"; done
+}
+# job_peer_engines PEER...: splits ENGINES (which must not be empty) into PEERS (the peer codes named, of those
+# allowed, in ENGINES order) and WITH_SHARD (1 when it names shard); then SHARD_RANKS must be a list of
+# positive integers when Shard runs.
+job_peer_engines() {
+    local e ok p allowed="$*"
+    [ -n "${ENGINES// /}" ] || job_die "ENGINES is empty"
+    PEERS=''
+    WITH_SHARD=0
+    for e in $ENGINES; do
+        if [ "$e" = shard ]; then
+            WITH_SHARD=1
+            continue
+        fi
+        ok=0
+        for p; do [ "$e" = "$p" ] && ok=1; done
+        [ "$ok" = 1 ] || job_die "ENGINES: unknown engine '$e' (${allowed// /, }, shard)"
+        PEERS="$PEERS $e"
+    done
+    PEERS=${PEERS# }
+    if [ "$WITH_SHARD" = 1 ]; then
+        [ -n "${SHARD_RANKS// /}" ] || job_die "SHARD_RANKS is empty"
+        for p in $SHARD_RANKS; do job_is_int "$p" || job_die "SHARD_RANKS must hold positive integers, got '$p'"; done
+    fi
+}
 # job_need_matplotlib [HINT]: HINT is added to the message (e.g. "or PLOT=0 for the CSV alone").
 # shellcheck disable=SC2120  # HINT is optional
 job_need_matplotlib() {

@@ -671,9 +671,12 @@ void shard_bvh_pairs(const shard_bvh *a, const double *abox, const shard_bvh *b,
     if (a->n_items == 0 || b->n_items == 0)
         return;
     int self = a == b;
-    size_t cap = 256, sp = 0;
-    int32_t *stack = shard_malloc(2 * cap * sizeof *stack);
-    stack[0] = 0, stack[1] = 0, sp = 1;
+    /* Node pairs to visit.  The trees are balanced (median splits of at most 2^31 items: depth <= 32), and a
+     * pair popped pushes at most 3, so a depth-first descent never holds more than 3 x (32 + 32) + 3. */
+    enum { CAP = 256 };
+    int32_t stack[2 * CAP];
+    size_t sp = 1;
+    stack[0] = 0, stack[1] = 0;
     while (sp > 0) {
         sp--;
         int32_t ia = stack[2 * sp], ib = stack[2 * sp + 1];
@@ -684,10 +687,8 @@ void shard_bvh_pairs(const shard_bvh *a, const double *abox, const shard_bvh *b,
             if (!bvh_overlap(na->lo, na->hi, bb))
                 continue;
         }
-        if (sp + 3 >= cap) {
-            cap *= 2;
-            stack = shard_realloc(stack, 2 * cap * sizeof *stack);
-        }
+        if (sp + 3 > CAP)
+            shard_fatal(SHARD_EXIT_INTERNAL, "bvh: descent deeper than %d node pairs", CAP);
         if (same) {
             if (na->left >= 0) {
                 int32_t l = na->left, r = na->left + 1;
@@ -730,7 +731,6 @@ void shard_bvh_pairs(const shard_bvh *a, const double *abox, const shard_bvh *b,
             }
         }
     }
-    free(stack);
 }
 
 void shard_bvh_free(shard_bvh *t)

@@ -298,15 +298,13 @@ static void cc_ee_found(void *ctx, int32_t e, int32_t f)
 static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt)
 {
     const shard_scene *sc = c->ph->scene;
-    size_t n0 = cs->n_vlist;
-    shard_reserve((void **)&cs->vlist, &cs->cap_vlist, p->n_local + 1, sizeof *cs->vlist);
-    int32_t *old = n0 ? shard_malloc(n0 * sizeof *old) : NULL;
-    if (n0)
-        memcpy(old, cs->vlist, n0 * sizeof *old);
+    /* the new list goes into the spare buffer, then the two swap (the old one says whether it changed) */
+    shard_reserve((void **)&cs->vnext, &cs->cap_vnext, p->n_local + 1, sizeof *cs->vnext);
+    int32_t *next = cs->vnext;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t m = 0; m < cs->n_map; m++) {
         int32_t i = cs->map[m].local;
-        cs->vlist[m] = i;
+        next[m] = i;
         for (int k = 0; k < 3; k++) {
             double x = p->x[3 * (size_t)i + k], y = x + dt * p->v[3 * (size_t)i + k];
             lo[k] = cc_min(lo[k], cc_min(x, y)), hi[k] = cc_max(hi[k], cc_max(x, y));
@@ -323,11 +321,13 @@ static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const 
             near = cc_min(x, y) <= hi[k] + pad && cc_max(x, y) >= lo[k] - pad;
         }
         if (near)
-            cs->vlist[n++] = (int32_t)i;
+            next[n++] = (int32_t)i;
     }
-    cs->vlist_changed = n != n0 || (n0 && memcmp(old, cs->vlist, n0 * sizeof *old) != 0);
-    cs->n_vlist = n;
-    free(old);
+    cs->vlist_changed = n != cs->n_vlist || (n && memcmp(next, cs->vlist, n * sizeof *next) != 0);
+    int32_t *tmp = cs->vlist;
+    size_t cap = cs->cap_vlist;
+    cs->vlist = next, cs->cap_vlist = cs->cap_vnext, cs->n_vlist = n;
+    cs->vnext = tmp, cs->cap_vnext = cap;
     shard_reserve((void **)&cs->vbox, &cs->cap_vbox, 6 * (n + 1), sizeof *cs->vbox);
 }
 
@@ -530,8 +530,10 @@ static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, 
         for (int q = 0; q < 4; q++)
             cs->hit[4 * cs->n_hit + q] = p->gid[pr->v[q]];
         cs->n_hit++;
+        if (!respond)
+            continue;
         cc_pair_constants(c, pr, &kk, &mu);
-        if (respond && shard_cc_stop(&st, v, inv, mu, dv))
+        if (shard_cc_stop(&st, v, inv, mu, dv))
             cc_record(cs, p, pr, dv);
     }
     if (respond)
@@ -796,7 +798,7 @@ void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len
 
 void shard_cloth_collide_free(shard_cloth_collide *cs)
 {
-    free(cs->map), free(cs->vlist), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->pbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
+    free(cs->map), free(cs->vlist), free(cs->vnext), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->pbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
     free(cs->pairs), free(cs->rec), free(cs->hit), free(cs->inv_m);
     free(cs->zone_gid), free(cs->zone_parent);
     shard_bvh_free(&cs->vbvh), shard_bvh_free(&cs->tbvh), shard_bvh_free(&cs->ebvh);

@@ -33,6 +33,8 @@ typedef struct shard_cloth_collide {
     size_t n_tri, cap_tri, n_edge, cap_edge;
     int32_t *vlist;             /* the points: the cloth vertices (map order), then particles of other kinds near */
     size_t n_vlist, cap_vlist;
+    int32_t *vnext;             /* the spare buffer the next list is built in */
+    size_t cap_vnext;
     int vlist_changed;
     double *vbox, *tbox, *ebox; /* boxes of the points, triangles and edges */
     double *pbox;               /* a pass's current boxes: points, then triangles, then edges */

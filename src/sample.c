@@ -417,14 +417,19 @@ int shard_sample_body_surface(const shard_scene *scene, int bi, double **pts, si
     return rc;
 }
 
+/* v = u + w x r: a point at r from an axis that moves with u and turns at w. */
+static void shard_sample_turning(const double u[3], const double w[3], const double r[3], double v[3])
+{
+    v[0] = u[0] + w[1] * r[2] - w[2] * r[1];
+    v[1] = u[1] + w[2] * r[0] - w[0] * r[2];
+    v[2] = u[2] + w[0] * r[1] - w[1] * r[0];
+}
+
 void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
                          double vpres[3], uint32_t *flags)
 {
-    const double *w = b->angular_velocity;
     double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
-    v[0] = b->velocity[0] + w[1] * r[2] - w[2] * r[1];
-    v[1] = b->velocity[1] + w[2] * r[0] - w[0] * r[2];
-    v[2] = b->velocity[2] + w[0] * r[1] - w[1] * r[0];
+    shard_sample_turning(b->velocity, b->angular_velocity, r, v);
     *flags = 0;
     shard_sample_constraints(b, X, X, 0.0, vpres, flags);
     if (*flags & SHARD_PF_PRESCRIBED)
@@ -445,13 +450,10 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], const 
         const shard_constraint *con = &b->constraints[k];
         if (shard_sample_constraint_active(con, t) && shard_shape_contains(&con->region, X)) {
             *flags |= SHARD_PF_PRESCRIBED;
-            const double *u = con->velocity, *w = con->spin;
             double r[3];
             for (int c = 0; c < 3; c++)
-                r[c] = x[c] - (con->center[c] + u[c] * (t - con->start));
-            vpres[0] = u[0] + (w[1] * r[2] - w[2] * r[1]);
-            vpres[1] = u[1] + (w[2] * r[0] - w[0] * r[2]);
-            vpres[2] = u[2] + (w[0] * r[1] - w[1] * r[0]);
+                r[c] = x[c] - (con->center[c] + con->velocity[c] * (t - con->start));
+            shard_sample_turning(con->velocity, con->spin, r, vpres);
         }
     }
 }

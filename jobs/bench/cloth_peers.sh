@@ -104,26 +104,10 @@ OUT=${OUT:-/tmp/shard-bench/cloth}
 job_need_int N STEPS
 job_need_num SIDE RADIUS GAP DT THICKNESS DENSITY E
 job_need_nu
-[ "$DAMPING" = 0 ] || job_is_num "$DAMPING" || job_die "DAMPING must be a number >= 0, got '$DAMPING'"
-[ "$FRICTION" = 0 ] || job_is_num "$FRICTION" || job_die "FRICTION must be a number >= 0, got '$FRICTION'"
+job_need_zero_or_num DAMPING FRICTION
 [ "$N" -ge 2 ] || job_die "N must be at least 2, got $N"
-[ "$KEEP_OUTPUT" = 0 ] || [ "$KEEP_OUTPUT" = 1 ] || job_die "KEEP_OUTPUT must be 0 or 1, got '$KEEP_OUTPUT'"
-[ "$INSTALL" = 0 ] || [ "$INSTALL" = 1 ] || job_die "INSTALL must be 0 or 1, got '$INSTALL'"
-[ -n "${ENGINES// /}" ] || job_die "ENGINES is empty"
-PEERS=
-WITH_SHARD=0
-for e in $ENGINES; do
-    case $e in
-    bullet | bullet_classic) PEERS="$PEERS $e" ;;
-    shard) WITH_SHARD=1 ;;
-    *) job_die "ENGINES: unknown engine '$e' (bullet, bullet_classic, shard)" ;;
-    esac
-done
-PEERS=${PEERS# }
-if [ "$WITH_SHARD" = 1 ]; then
-    [ -n "${SHARD_RANKS// /}" ] || job_die "SHARD_RANKS is empty"
-    for p in $SHARD_RANKS; do job_is_int "$p" || job_die "SHARD_RANKS must hold positive integers, got '$p'"; done
-fi
+job_need_flag KEEP_OUTPUT INSTALL
+job_peer_engines bullet bullet_classic
 
 # ---- what is needed ---------------------------------------------------------------------------------------------
 # Debian's packages, through pkg-config: Bullet for its rows, parallel HDF5 (what Shard links) for reading Shard's

@@ -116,29 +116,14 @@ OUT=${OUT:-/tmp/shard-bench/rigid}
 # ---- checks -------------------------------------------------------------------------------------------------
 job_need_int ROWS N ITERATIONS REPEATS SAMPLE_PYRAMID SAMPLE_POUR
 job_need_num T_PYRAMID T_POUR DT WALL SPACING
-for v in POUR_TILT POUR_SPIN; do
-    [ "${!v}" = 0 ] || job_is_num "${!v}" || job_die "$v must be a number >= 0, got '${!v}'"
-done
-[ "$KEEP_OUTPUT" = 0 ] || [ "$KEEP_OUTPUT" = 1 ] || job_die "KEEP_OUTPUT must be 0 or 1, got '$KEEP_OUTPUT'"
-[ "$INSTALL" = 0 ] || [ "$INSTALL" = 1 ] || job_die "INSTALL must be 0 or 1, got '$INSTALL'"
+job_need_zero_or_num POUR_TILT POUR_SPIN
+job_need_flag KEEP_OUTPUT INSTALL
 [ -n "${SCENES// /}" ] || job_die "SCENES is empty"
 for s in $SCENES; do
     case $s in pyramid | pour) ;; *) job_die "SCENES: unknown scene '$s' (pyramid, pour)" ;; esac
 done
-[ -n "${ENGINES// /}" ] || job_die "ENGINES is empty"
-PEERS=
-WITH_SHARD=0
-for e in $ENGINES; do
-    case $e in
-    ode | bullet) PEERS="$PEERS $e" ;;
-    shard) WITH_SHARD=1 ;;
-    *) job_die "ENGINES: unknown engine '$e' (ode, bullet, shard)" ;;
-    esac
-done
-PEERS=${PEERS# }
+job_peer_engines ode bullet
 if [ "$WITH_SHARD" = 1 ]; then
-    [ -n "${SHARD_RANKS// /}" ] || job_die "SHARD_RANKS is empty"
-    for p in $SHARD_RANKS; do job_is_int "$p" || job_die "SHARD_RANKS must hold positive integers, got '$p'"; done
     if [[ " $SCENES " == *" pour "* ]] && [ "$POUR_TILT" != 0 ]; then
         job_die "POUR_TILT=$POUR_TILT: Shard's cubes start axis-aligned (its box shape has no orientation); use POUR_TILT=0 (and POUR_SPIN) with Shard, or ENGINES=\"ode bullet\""
     fi

@@ -256,11 +256,10 @@ void shard_sim_step(shard_sim *s)
         shard_sim_timed_constraints(s);
     double h = 0.5 * s->dt;
     shard_integrate_kick(p, h);
-    s->phys.t = (double)s->step * s->dt;
+    s->phys.t = (double)s->step * s->dt; /* the start of the step: what the collide and advance hooks see */
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
     shard_sim_collide(s);
     shard_integrate_drift(p, s->dt);
-    s->phys.t = (double)s->step * s->dt; /* the start of the step: what the advance hooks see */
     s->phys.dt_motion = s->dt;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
     shard_sim_advance(s);

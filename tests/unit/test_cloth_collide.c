@@ -238,6 +238,19 @@ static void test_bvh(void)
             brute_pairs += overlap(a + 6 * i, a + 6 * j);
     shard_bvh_pairs(&ta, a, &ta, a, count_pair, NULL);
     SHARD_ENSURE(tree_pairs == brute_pairs);
+    /* every box on top of every other: every node pair overlaps, the descent goes everywhere */
+    enum { S = 600 };
+    double *same = malloc(6 * S * sizeof *same);
+    for (int i = 0; i < S; i++)
+        for (int k = 0; k < 3; k++)
+            same[6 * i + k] = -1.0 + 1e-9 * i, same[6 * i + 3 + k] = 1.0;
+    shard_bvh ts = {0};
+    shard_bvh_build(&ts, same, S);
+    tree_pairs = 0;
+    shard_bvh_pairs(&ts, same, &ts, same, count_pair, NULL);
+    SHARD_ENSURE(tree_pairs == (long)S * (S - 1) / 2);
+    shard_bvh_free(&ts);
+    free(same);
     /* queries */
     int32_t *out = NULL;
     size_t cap = 0;
