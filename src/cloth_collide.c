@@ -149,6 +149,24 @@ int shard_cc_pt_near(const double *x0, const double *x1, const double *x2, const
     return 1;
 }
 
+int shard_cc_ball_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
+                       shard_cc_stencil *s)
+{
+    double w[3], q[3];
+    cc_closest_on_triangle(x0, x1, x2, x3, w);
+    for (int k = 0; k < 3; k++)
+        q[k] = x0[k] - (w[0] * x1[k] + w[1] * x2[k] + w[2] * x3[k]);
+    double d = cc_norm(q);
+    if (!(d < h) || !(d > 0.0))
+        return 0;
+    s->c[0] = 1.0, s->c[1] = -w[0], s->c[2] = -w[1], s->c[3] = -w[2];
+    for (int k = 0; k < 3; k++)
+        s->n[k] = q[k] / d;
+    s->gap = d;
+    s->t = 0.0;
+    return 1;
+}
+
 int shard_cc_ee_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
                      shard_cc_stencil *s)
 {

@@ -300,15 +300,18 @@ static void shard_matter_cloth_energy(const shard_matter_ctx *c, shard_xsum *acc
     shard_matter_cloth_run(c, NULL, acc);
 }
 
-/* Output: each owned vertex's stretch, the largest over its triangles. */
+/* Output: each owned vertex's stretch, the largest over its triangles, and the collision stage's force. */
 static void shard_matter_cloth_output(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT])
 {
+    const shard_block *blk = c->block;
+    double *contact = cols[SHARD_OUT_CONTACT];
+    if (want & 1u << SHARD_OUT_CONTACT && contact && blk->n_owned)
+        memcpy(contact + blk->first, blk->col[SHARD_CLOTH_CONTACT], blk->n_owned * sizeof *contact);
     double *stretch = cols[SHARD_OUT_STRETCH];
     if (!(want & 1u << SHARD_OUT_STRETCH) || !stretch)
         return;
     const shard_cloth_state *st = c->state;
     const shard_particles *p = c->ph->p;
-    const shard_block *blk = c->block;
     for (size_t i = blk->first; i < blk->first + blk->n_owned; i++)
         stretch[i] = -INFINITY;
     for (size_t e = 0; e < st->n_tri; e++) {
@@ -348,6 +351,9 @@ static void shard_matter_cloth_describe(const shard_scene *sc, int b, char *buf,
              m->density * bd->thickness, D);
 }
 
+static const shard_field_desc shard_matter_cloth_rows[] = {
+    SHARD_BLOCK_ROW(SHARD_CLOTH_CONTACT, double, 1, SHARD_FIELD_STATE, "contact_force")};
+
 static const shard_force_term shard_matter_cloth_force = {
     .name = "cloth",
     .phase = "Cloth",
@@ -360,6 +366,8 @@ static const shard_force_term *const shard_matter_cloth_terms[] = {&shard_matter
 const shard_matter shard_matter_cloth = {
     .kind = "cloth",
     .about = "cloth: St Venant-Kirchhoff membrane and discrete-shell bending on a vertex grid",
+    .rows = shard_matter_cloth_rows,
+    .n_rows = SHARD_CLOTH_N_ROWS,
     .body_bytes = sizeof(shard_cloth_params),
     .body_init = shard_matter_cloth_init,
     .dt_limit = shard_matter_cloth_dt,
@@ -370,7 +378,7 @@ const shard_matter shard_matter_cloth = {
     .prepare = shard_matter_cloth_prepare,
     .terms = shard_matter_cloth_terms,
     .n_terms = 1,
-    .outputs = 1u << SHARD_OUT_STRETCH,
+    .outputs = 1u << SHARD_OUT_STRETCH | 1u << SHARD_OUT_CONTACT,
     .output = shard_matter_cloth_output,
     .describe = shard_matter_cloth_describe,
     .cells = shard_matter_cloth_cells,

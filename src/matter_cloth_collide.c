@@ -43,7 +43,8 @@ static inline double cc_max(double a, double b) { return a > b ? a : b; }
 #define SHARD_CLOTH_ZONE_PASSES 200
 
 typedef struct cc_pair {
-    int32_t kind;               /* 0 point-triangle, 1 edge-edge, 2 a particle of another kind and a triangle */
+    int32_t kind;               /* 0 point-triangle, 1 edge-edge, 2 a particle of another kind and a triangle,
+                                 * 3 an obstacle's corner or sphere and a triangle */
     int32_t v[4];               /* local indices, in the stencil's order */
     int32_t a, b;               /* its two sides: point (vlist index) and triangle, or the two edges */
 } cc_pair;
@@ -52,6 +53,7 @@ typedef struct cc_pair {
 typedef struct cc_rec {
     int32_t vertex;
     int32_t kind;
+    int32_t other;              /* the pair's particle of a body that moves as a whole (its reaction), or -1 */
     int64_t key[4];
     double dv[3];
 } cc_rec;
@@ -101,6 +103,79 @@ static const shard_cloth_params *cc_body(const shard_matter_ctx *c, int32_t b)
 }
 
 static int cc_is_cloth(const shard_matter_ctx *c, int32_t b) { return cc_body(c, b)->thickness > 0.0; }
+
+/* A point of the stage: a local particle (i >= 0) or an obstacle's vertex (i = -1 - k, global id i). */
+static inline const double *cc_x(const shard_cloth_collide *cs, const shard_particles *p, int32_t i)
+{
+    return i >= 0 ? p->x + 3 * (size_t)i : cs->ox + 3 * (size_t)(-1 - i);
+}
+static inline const double *cc_v(const shard_cloth_collide *cs, const shard_particles *p, int32_t i)
+{
+    return i >= 0 ? p->v + 3 * (size_t)i : cs->ov + 3 * (size_t)(-1 - i);
+}
+static inline int64_t cc_gid(const shard_particles *p, int32_t i) { return i >= 0 ? p->gid[i] : (int64_t)i; }
+
+/* The obstacles' vertices, the boxes' faces and edges (once: the scene's obstacles do not change).  Planes
+ * have none: a triangle meets a half-space only where one of its vertices does, which the vertices' contact
+ * (contact.h) keeps out; a sphere or a box can pass between a cloth's vertices, which these pairs stop. */
+static void cc_obstacle_elements(const shard_scene *sc, shard_cloth_collide *cs)
+{
+    size_t n = 0;
+    for (int o = 0; o < sc->n_obstacles; o++)
+        n += sc->obstacles[o].kind == SHARD_OBSTACLE_SPHERE ? 1 : sc->obstacles[o].kind == SHARD_OBSTACLE_BOX ? 8 : 0;
+    cs->ox = shard_malloc((3 * n + 3) * sizeof *cs->ox), cs->ov = shard_malloc((3 * n + 3) * sizeof *cs->ov);
+    cs->orad = shard_malloc((n + 1) * sizeof *cs->orad), cs->oobs = shard_malloc((n + 1) * sizeof *cs->oobs);
+    cs->oxb = shard_malloc((6 * n + 6) * sizeof *cs->oxb);
+    cs->otri = shard_malloc((36 * n / 8 + 3) * sizeof *cs->otri);
+    cs->oedge = shard_malloc((24 * n / 8 + 2) * sizeof *cs->oedge);
+    cs->n_ov = cs->n_otri = cs->n_oedge = 0;
+    for (int o = 0; o < sc->n_obstacles; o++) {
+        const shard_obstacle_def *ob = &sc->obstacles[o];
+        if (ob->kind == SHARD_OBSTACLE_SPHERE) {
+            cs->orad[cs->n_ov] = ob->radius, cs->oobs[cs->n_ov++] = o;
+            continue;
+        }
+        if (ob->kind != SHARD_OBSTACLE_BOX)
+            continue;
+        /* corner c has the max along axis k when bit k of c is set; vertex index -1 - (first + c) */
+        int32_t first = (int32_t)cs->n_ov;
+        for (int c = 0; c < 8; c++)
+            cs->orad[cs->n_ov] = 0.0, cs->oobs[cs->n_ov++] = o;
+#define CC_CORNER(c) (-1 - (first + (c)))
+        for (int c = 0; c < 8; c++)
+            for (int bit = 1; bit < 8; bit <<= 1)
+                if (!(c & bit)) { /* the smaller global id (the larger index) first */
+                    cs->oedge[2 * cs->n_oedge] = CC_CORNER(c | bit), cs->oedge[2 * cs->n_oedge + 1] = CC_CORNER(c);
+                    cs->n_oedge++;
+                }
+        for (int a = 0; a < 3; a++) {
+            int b1 = 1 << ((a + 1) % 3), b2 = 1 << ((a + 2) % 3);
+            for (int side = 0; side < 2; side++) {
+                int f = side ? 1 << a : 0, q[4] = {f, f | b1, f | b1 | b2, f | b2};
+                int32_t *t = cs->otri + 3 * cs->n_otri;
+                t[0] = CC_CORNER(q[0]), t[1] = CC_CORNER(q[1]), t[2] = CC_CORNER(q[2]);
+                t[3] = CC_CORNER(q[0]), t[4] = CC_CORNER(q[2]), t[5] = CC_CORNER(q[3]);
+                cs->n_otri += 2;
+            }
+        }
+#undef CC_CORNER
+    }
+    cs->obuilt = 1;
+}
+
+/* The obstacles' vertices at time t (they move with their constant velocities). */
+static void cc_obstacles_at(const shard_scene *sc, shard_cloth_collide *cs, double t)
+{
+    for (size_t k = 0; k < cs->n_ov;) {
+        const shard_obstacle_def *ob = &sc->obstacles[cs->oobs[k]];
+        int nc = ob->kind == SHARD_OBSTACLE_SPHERE ? 1 : 8;
+        for (int c = 0; c < nc; c++, k++)
+            for (int d = 0; d < 3; d++) {
+                double base = nc == 1 ? ob->center[d] : ((c >> d) & 1 ? ob->max[d] : ob->min[d]);
+                cs->ox[3 * k + d] = base + ob->velocity[d] * t, cs->ov[3 * k + d] = ob->velocity[d];
+            }
+    }
+}
 
 static int cc_edge_cmp(const void *pa, const void *pb)
 {
@@ -171,6 +246,15 @@ static void cc_elements(const shard_matter_ctx *c, shard_cloth_collide *cs)
         cs->n_edge++;
     }
     free(ekeys);
+    if (!cs->obuilt)
+        cc_obstacle_elements(c->ph->scene, cs);
+    if (cs->n_map > 0) { /* the obstacles' faces and edges meet the cloth's points and edges */
+        shard_reserve((void **)&cs->tri, &cs->cap_tri, 3 * (cs->n_tri + cs->n_otri + 1), sizeof *cs->tri);
+        shard_reserve((void **)&cs->edge, &cs->cap_edge, 2 * (cs->n_edge + cs->n_oedge + 1), sizeof *cs->edge);
+        memcpy(cs->tri + 3 * cs->n_tri, cs->otri, 3 * cs->n_otri * sizeof *cs->tri);
+        memcpy(cs->edge + 2 * cs->n_edge, cs->oedge, 2 * cs->n_oedge * sizeof *cs->edge);
+        cs->n_tri += cs->n_otri, cs->n_edge += cs->n_oedge;
+    }
     shard_reserve((void **)&cs->vbox, &cs->cap_vbox, 6 * (cs->n_map + 1), sizeof *cs->vbox);
     shard_reserve((void **)&cs->tbox, &cs->cap_tbox, 6 * (cs->n_tri + 1), sizeof *cs->tbox);
     shard_reserve((void **)&cs->ebox, &cs->cap_ebox, 6 * (cs->n_edge + 1), sizeof *cs->ebox);
@@ -192,14 +276,15 @@ static int cc_same_particles(const shard_matter_ctx *c, shard_cloth_collide *cs)
 }
 
 /* Boxes of the elements: positions at the start and, with dt > 0, at the end of the step, grown by pad. */
-static void cc_boxes(const shard_particles *p, const int32_t *el, size_t n, int nv, double dt, double pad, double *box)
+static void cc_boxes(const shard_cloth_collide *cs, const shard_particles *p, const int32_t *el, size_t n, int nv,
+                     double dt, double pad, double *box)
 {
     for (size_t e = 0; e < n; e++) {
         double *b = box + 6 * e;
         for (int k = 0; k < 3; k++)
             b[k] = INFINITY, b[3 + k] = -INFINITY;
         for (int q = 0; q < nv; q++) {
-            const double *x = p->x + 3 * (size_t)el[nv * e + q], *v = p->v + 3 * (size_t)el[nv * e + q];
+            const double *x = cc_x(cs, p, el[nv * e + q]), *v = cc_v(cs, p, el[nv * e + q]);
             for (int k = 0; k < 3; k++) {
                 double y = x[k] + dt * v[k];
                 b[k] = cc_min(b[k], cc_min(x[k], y) - pad), b[3 + k] = cc_max(b[3 + k], cc_max(x[k], y) + pad);
@@ -211,15 +296,25 @@ static void cc_boxes(const shard_particles *p, const int32_t *el, size_t n, int 
 /* The contact radius of a particle of a body that is not a cloth (contact.h: half its spacing). */
 static double cc_point_radius(const shard_scene *sc, int32_t b) { return 0.5 * sc->bodies[b].spacing; }
 
+/* A point's reach beyond itself: an obstacle vertex's radius, a cloth vertex's half thickness, another kind's
+ * contact radius; a pair's thickness h is the sum of its two sides'. */
+static double cc_half(const shard_matter_ctx *c, const shard_cloth_collide *cs, int32_t i)
+{
+    if (i < 0)
+        return cs->orad[-1 - i];
+    int32_t b = c->ph->p->body[i];
+    return cc_is_cloth(c, b) ? 0.5 * cc_body(c, b)->thickness : cc_point_radius(c->ph->scene, b);
+}
+
 /* The points' boxes (cloth vertices in map order, then the particles of other kinds near the cloth). */
-static void cc_vertex_boxes(const shard_scene *sc, shard_cloth_collide *cs, const shard_particles *p, double dt,
+static void cc_vertex_boxes(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt,
                             double pad)
 {
     for (size_t m = 0; m < cs->n_vlist; m++) {
-        const double *x = p->x + 3 * (size_t)cs->vlist[m], *v = p->v + 3 * (size_t)cs->vlist[m];
+        const double *x = cc_x(cs, p, cs->vlist[m]), *v = cc_v(cs, p, cs->vlist[m]);
         double *q = cs->vbox + 6 * m;
-        /* a particle of another kind reaches its contact radius farther */
-        double r = m < cs->n_map ? pad : pad + 1.5 * cc_point_radius(sc, p->body[cs->vlist[m]]) + 0.25 * cs->hmax;
+        /* a particle of another kind or an obstacle's vertex reaches its radius farther */
+        double r = m < cs->n_map ? pad : pad + 1.5 * cc_half(c, cs, cs->vlist[m]) + 0.25 * cs->hmax;
         for (int k = 0; k < 3; k++) {
             double y = x[k] + dt * v[k];
             q[k] = cc_min(x[k], y) - r, q[3 + k] = cc_max(x[k], y) + r;
@@ -228,11 +323,12 @@ static void cc_vertex_boxes(const shard_scene *sc, shard_cloth_collide *cs, cons
 }
 
 /* The three trees over the elements' boxes over the step (start and end positions), each grown by pad. */
-static void cc_trees(const shard_scene *sc, shard_cloth_collide *cs, const shard_particles *p, double dt, double pad)
+static void cc_trees(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt,
+                     double pad)
 {
-    cc_vertex_boxes(sc, cs, p, dt, pad);
-    cc_boxes(p, cs->tri, cs->n_tri, 3, dt, pad, cs->tbox);
-    cc_boxes(p, cs->edge, cs->n_edge, 2, dt, pad, cs->ebox);
+    cc_vertex_boxes(c, cs, p, dt, pad);
+    cc_boxes(cs, p, cs->tri, cs->n_tri, 3, dt, pad, cs->tbox);
+    cc_boxes(cs, p, cs->edge, cs->n_edge, 2, dt, pad, cs->ebox);
     if (cs->fresh || cs->vlist_changed) {
         shard_bvh_build(&cs->vbvh, cs->vbox, cs->n_vlist);
         cs->vlist_changed = 0;
@@ -268,23 +364,28 @@ static void cc_pt_found(void *ctx, int32_t m, int32_t t)
     size_t no = w->p->n_owned;
     if (tv[0] == i || tv[1] == i || tv[2] == i)
         return;
+    /* (negative indices, the obstacles' vertices, are nobody's) */
     if ((size_t)i >= no && (size_t)tv[0] >= no && (size_t)tv[1] >= no && (size_t)tv[2] >= no)
         return;
-    cc_add_pair(w->cs, (cc_pair){(size_t)m < w->cs->n_map ? 0 : 2, {i, tv[0], tv[1], tv[2]}, m, t});
+    int cloth_point = (size_t)m < w->cs->n_map;
+    if (!cloth_point && tv[0] < 0)
+        return; /* an obstacle's face meets the cloth's points only */
+    cc_add_pair(w->cs, (cc_pair){cloth_point ? 0 : i < 0 ? 3 : 2, {i, tv[0], tv[1], tv[2]}, m, t});
 }
 
 static void cc_ee_found(void *ctx, int32_t e, int32_t f)
 {
     cc_walk *w = ctx;
     const int32_t *a = w->cs->edge + 2 * (size_t)e, *b = w->cs->edge + 2 * (size_t)f;
-    const int64_t *g = w->p->gid;
-    size_t no = w->p->n_owned;
+    const shard_particles *p = w->p;
+    size_t no = p->n_owned;
     if (a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1])
         return;
     if ((size_t)a[0] >= no && (size_t)a[1] >= no && (size_t)b[0] >= no && (size_t)b[1] >= no)
-        return;
+        return; /* (this also drops two obstacles' edges) */
     /* the edge of the smaller global ids first */
-    if (g[a[0]] > g[b[0]] || (g[a[0]] == g[b[0]] && g[a[1]] > g[b[1]])) {
+    int64_t ga0 = cc_gid(p, a[0]), gb0 = cc_gid(p, b[0]);
+    if (ga0 > gb0 || (ga0 == gb0 && cc_gid(p, a[1]) > cc_gid(p, b[1]))) {
         const int32_t *tmp = a;
         a = b, b = tmp;
         int32_t t = e;
@@ -299,7 +400,7 @@ static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const 
 {
     const shard_scene *sc = c->ph->scene;
     /* the new list goes into the spare buffer, then the two swap (the old one says whether it changed) */
-    shard_reserve((void **)&cs->vnext, &cs->cap_vnext, p->n_local + 1, sizeof *cs->vnext);
+    shard_reserve((void **)&cs->vnext, &cs->cap_vnext, p->n_local + cs->n_ov + 1, sizeof *cs->vnext);
     int32_t *next = cs->vnext;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t m = 0; m < cs->n_map; m++) {
@@ -323,6 +424,16 @@ static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const 
         if (near)
             next[n++] = (int32_t)i;
     }
+    for (size_t k = 0; k < cs->n_ov && cs->n_map > 0; k++) {
+        double pad = 1.5 * cs->orad[k] + 2.0 * (cs->hmax + cs->margin);
+        int near = 1;
+        for (int d = 0; d < 3 && near; d++) {
+            double x = cs->ox[3 * k + d], y = x + dt * cs->ov[3 * k + d];
+            near = cc_min(x, y) <= hi[d] + pad && cc_max(x, y) >= lo[d] - pad;
+        }
+        if (near)
+            next[n++] = -1 - (int32_t)k;
+    }
     cs->vlist_changed = n != cs->n_vlist || (n && memcmp(next, cs->vlist, n * sizeof *next) != 0);
     int32_t *tmp = cs->vlist;
     size_t cap = cs->cap_vlist;
@@ -340,7 +451,7 @@ static void cc_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, co
                           double hmax)
 {
     cc_points(c, cs, p, dt);
-    cc_trees(c->ph->scene, cs, p, dt, 0.5 * hmax + cs->margin);
+    cc_trees(c, cs, p, dt, 0.5 * hmax + cs->margin);
     cs->n_pairs = 0;
     cc_walk w = {cs, p};
     shard_bvh_pairs(&cs->vbvh, cs->vbox, &cs->tbvh, cs->tbox, cc_pt_found, &w);
@@ -351,6 +462,9 @@ static void cc_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, co
         for (int k = 0; k < 3; k++)
             cs->xb[6 * i + k] = x[k], cs->xb[6 * i + 3 + k] = x[k] + dt * v[k];
     }
+    for (size_t i = 0; i < cs->n_ov; i++)
+        for (int k = 0; k < 3; k++)
+            cs->oxb[6 * i + k] = cs->ox[3 * i + k], cs->oxb[6 * i + 3 + k] = cs->ox[3 * i + k] + dt * cs->ov[3 * i + k];
     cs->lists++;
 }
 
@@ -365,6 +479,12 @@ static int cc_list_valid(const shard_cloth_collide *cs, const shard_particles *p
                 fabs(x[k] + dt * v[k] - cs->xb[6 * i + 3 + k]) > cs->margin)
                 return 0;
     }
+    for (size_t i = 0; i < cs->n_ov; i++) /* a moving obstacle */
+        for (int k = 0; k < 3; k++) {
+            double x = cs->ox[3 * i + k], y = x + dt * cs->ov[3 * i + k];
+            if (fabs(x - cs->oxb[6 * i + k]) > cs->margin || fabs(y - cs->oxb[6 * i + 3 + k]) > cs->margin)
+                return 0;
+        }
     return 1;
 }
 
@@ -389,9 +509,9 @@ static void cc_pass_boxes(shard_cloth_collide *cs, const shard_particles *p, dou
 {
     shard_reserve((void **)&cs->pbox, &cs->cap_pbox, 6 * (cs->n_vlist + cs->n_tri + cs->n_edge + 1), sizeof *cs->pbox);
     double *pb = cs->pbox, *tb = pb + 6 * cs->n_vlist, *eb = tb + 6 * cs->n_tri;
-    cc_boxes(p, cs->vlist, cs->n_vlist, 1, dt, 0.0, pb);
-    cc_boxes(p, cs->tri, cs->n_tri, 3, dt, 0.0, tb);
-    cc_boxes(p, cs->edge, cs->n_edge, 2, dt, 0.0, eb);
+    cc_boxes(cs, p, cs->vlist, cs->n_vlist, 1, dt, 0.0, pb);
+    cc_boxes(cs, p, cs->tri, cs->n_tri, 3, dt, 0.0, tb);
+    cc_boxes(cs, p, cs->edge, cs->n_edge, 2, dt, 0.0, eb);
 }
 
 /* Whether the current boxes of a pair's two sides come within pad of each other. */
@@ -406,26 +526,31 @@ static int cc_boxes_meet(const shard_cloth_collide *cs, const cc_pair *pr, doubl
     return 1;
 }
 
-/* The thickness of a pair: the mean of the two cloths', or a particle's contact radius and half the cloth's. */
-static double cc_pair_h(const shard_matter_ctx *c, const cc_pair *pr)
+/* The thickness of a pair: the sum of its two sides' reaches (cc_half: the mean of two cloths' thicknesses, a
+ * particle's contact radius and half the cloth's, an obstacle's radius and half the cloth's). */
+static double cc_pair_h(const shard_matter_ctx *c, const shard_cloth_collide *cs, const cc_pair *pr)
 {
-    const shard_particles *p = c->ph->p;
-    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 1 ? 2 : 1]];
-    double tb = cc_body(c, bb)->thickness;
-    if (pr->kind == 2)
-        return cc_point_radius(c->ph->scene, ba) + 0.5 * tb;
-    return 0.5 * (cc_body(c, ba)->thickness + tb);
+    return cc_half(c, cs, pr->v[0]) + cc_half(c, cs, pr->v[pr->kind == 1 ? 2 : 1]);
 }
 
 /* The pair's repulsion stiffness and friction (means over the two sides' bodies; a particle of another kind:
- * the cloth's stiffness, its material's friction). */
-static void cc_pair_constants(const shard_matter_ctx *c, const cc_pair *pr, double *k, double *mu)
+ * the cloth's stiffness, its material's friction; an obstacle: the cloth's stiffness and the obstacle's
+ * friction, as for the vertices' contact with it). */
+static void cc_pair_constants(const shard_matter_ctx *c, const shard_cloth_collide *cs, const cc_pair *pr,
+                              double *k, double *mu)
 {
     const shard_particles *p = c->ph->p;
-    int32_t ba = p->body[pr->v[0]], bb = p->body[pr->v[pr->kind == 1 ? 2 : 1]];
+    const shard_scene *sc = c->ph->scene;
+    int32_t sa = pr->v[0], sb = pr->v[pr->kind == 1 ? 2 : 1];
+    if (sa < 0 || sb < 0) {
+        const shard_cloth_params *B = cc_body(c, p->body[sa < 0 ? sb : sa]);
+        *k = B->lambda + 2.0 * B->mu;
+        *mu = sc->obstacles[cs->oobs[-1 - (sa < 0 ? sa : sb)]].friction;
+        return;
+    }
+    int32_t ba = p->body[sa], bb = p->body[sb];
     const shard_cloth_params *B = cc_body(c, bb);
     if (pr->kind == 2) {
-        const shard_scene *sc = c->ph->scene;
         *k = B->lambda + 2.0 * B->mu;
         *mu = sqrt(sc->materials[sc->bodies[ba].material].friction * B->friction);
         return;
@@ -435,23 +560,38 @@ static void cc_pair_constants(const shard_matter_ctx *c, const cc_pair *pr, doub
     *mu = sqrt(A->friction * B->friction);
 }
 
-static void cc_record(shard_cloth_collide *cs, const shard_particles *p, const cc_pair *pr, const double dv[12])
+static void cc_record(const shard_matter_ctx *c, shard_cloth_collide *cs, const cc_pair *pr, const double dv[12])
 {
+    const shard_particles *p = c->ph->p;
+    int32_t other = pr->kind == 2 && c->ph->own_contact[p->body[pr->v[0]]] ? pr->v[0] : -1;
     for (int q = 0; q < 4; q++) {
         if ((size_t)pr->v[q] >= p->n_owned)
             continue;
         shard_reserve((void **)&cs->rec, &cs->cap_rec, cs->n_rec + 1, sizeof *cs->rec);
         cc_rec *r = &cs->rec[cs->n_rec++];
-        r->vertex = pr->v[q], r->kind = pr->kind;
+        r->vertex = pr->v[q], r->kind = pr->kind, r->other = other;
         for (int j = 0; j < 4; j++)
-            r->key[j] = p->gid[pr->v[j]];
+            r->key[j] = cc_gid(p, pr->v[j]);
         memcpy(r->dv, dv + 3 * q, sizeof r->dv);
     }
 }
 
-/* Each owned vertex's velocity changes by the mean of its records, summed in key order. */
-static void cc_apply(shard_cloth_collide *cs, shard_particles *p)
+/* The reaction J to a change of the cloth's momentum, on particle i of a body that moves as a whole. */
+static void cc_react(const shard_matter_ctx *c, int32_t i, const double J[3])
 {
+    const shard_particles *p = c->ph->p;
+    shard_impulses *im = c->ph->impulses;
+    shard_reserve((void **)&im->at, &im->cap, im->n + 1, sizeof *im->at);
+    shard_impulse *e = &im->at[im->n++];
+    e->body = p->body[i], e->pad = 0;
+    memcpy(e->x, p->x + 3 * (size_t)i, sizeof e->x), memcpy(e->J, J, sizeof e->J);
+}
+
+/* Each owned vertex's velocity changes by the mean of its records, summed in key order; a record's share
+ * pushes back on its particle of a body that moves as a whole (two-way contact, momentum kept). */
+static void cc_apply(const shard_matter_ctx *c, shard_cloth_collide *cs)
+{
+    shard_particles *p = c->ph->p;
     if (cs->n_rec > 1)
         qsort(cs->rec, cs->n_rec, sizeof *cs->rec, cc_rec_cmp);
     for (size_t r = 0; r < cs->n_rec;) {
@@ -462,9 +602,18 @@ static void cc_apply(shard_cloth_collide *cs, shard_particles *p)
                 s[k] += cs->rec[e].dv[k];
             e++;
         }
-        double *v = p->v + 3 * (size_t)cs->rec[r].vertex;
-        for (int k = 0; k < 3; k++)
-            v[k] += s[k] / (double)(e - r);
+        double *v = p->v + 3 * (size_t)cs->rec[r].vertex, *acc = cs->dv + 3 * (size_t)cs->rec[r].vertex;
+        for (int k = 0; k < 3; k++) {
+            double d = s[k] / (double)(e - r);
+            v[k] += d, acc[k] += d;
+        }
+        for (size_t q = r; q < e; q++)
+            if (cs->rec[q].other >= 0 && cs->rec[q].other != cs->rec[q].vertex) {
+                double w = -p->mass[cs->rec[r].vertex] / (double)(e - r), J[3];
+                for (int k = 0; k < 3; k++)
+                    J[k] = w * cs->rec[q].dv[k];
+                cc_react(c, cs->rec[q].other, J);
+            }
         r = e;
     }
     cs->n_rec = 0;
@@ -474,8 +623,8 @@ static void cc_gather(const shard_particles *p, const shard_cloth_collide *cs, c
                       const double *x[4], const double *v[4], double inv[4])
 {
     for (int q = 0; q < 4; q++) {
-        x[q] = p->x + 3 * (size_t)pr->v[q], v[q] = p->v + 3 * (size_t)pr->v[q];
-        inv[q] = cs->inv_m[pr->v[q]];
+        x[q] = cc_x(cs, p, pr->v[q]), v[q] = cc_v(cs, p, pr->v[q]);
+        inv[q] = pr->v[q] >= 0 ? cs->inv_m[pr->v[q]] : 0.0;
     }
 }
 
@@ -487,22 +636,23 @@ static void cc_proximity(const shard_matter_ctx *c, shard_cloth_collide *cs, dou
         const cc_pair *pr = &cs->pairs[k];
         const double *x[4], *v[4];
         double inv[4], h, kk, mu, dv[12];
-        h = cc_pair_h(c, pr);
+        h = cc_pair_h(c, cs, pr);
         if (!cc_boxes_meet(cs, pr, 1.5 * h)) /* shard_cc_pt_near takes points up to 1.5 h beside a triangle */
             continue;
         cc_gather(p, cs, pr, x, v, inv);
         shard_cc_stencil st;
-        int near = pr->kind != 1 ? shard_cc_pt_near(x[0], x[1], x[2], x[3], h, &st)
-                                 : shard_cc_ee_near(x[0], x[1], x[2], x[3], h, &st);
+        int near = pr->kind == 1   ? shard_cc_ee_near(x[0], x[1], x[2], x[3], h, &st)
+                   : pr->kind == 3 ? shard_cc_ball_near(x[0], x[1], x[2], x[3], h, &st)
+                                   : shard_cc_pt_near(x[0], x[1], x[2], x[3], h, &st);
         if (!near)
             continue;
-        cc_pair_constants(c, pr, &kk, &mu);
+        cc_pair_constants(c, cs, pr, &kk, &mu);
         if (shard_cc_repel(&st, v, inv, h, kk, mu, dt, dv)) {
-            cc_record(cs, p, pr, dv);
+            cc_record(c, cs, pr, dv);
             cs->n_prox++;
         }
     }
-    cc_apply(cs, p);
+    cc_apply(c, cs);
 }
 
 /* One detection pass of continuous collisions: the colliding pairs' inelastic impulses (recorded, applied when
@@ -519,7 +669,7 @@ static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, 
         if (!cc_boxes_meet(cs, pr, 1e-3 * cs->hmax))
             continue;
         cc_gather(p, cs, pr, x, v, inv);
-        h = cc_pair_h(c, pr);
+        h = cc_pair_h(c, cs, pr);
         shard_cc_stencil st;
         double tol = 1e-3 * h;
         int hit = pr->kind != 1 ? shard_cc_pt_ccd(x, v, dt, tol, &st) : shard_cc_ee_ccd(x, v, dt, tol, &st);
@@ -528,16 +678,16 @@ static size_t cc_collisions(const shard_matter_ctx *c, shard_cloth_collide *cs, 
         n++;
         shard_reserve((void **)&cs->hit, &cs->cap_hit, 4 * (cs->n_hit + 1), sizeof *cs->hit);
         for (int q = 0; q < 4; q++)
-            cs->hit[4 * cs->n_hit + q] = p->gid[pr->v[q]];
+            cs->hit[4 * cs->n_hit + q] = cc_gid(p, pr->v[q]);
         cs->n_hit++;
         if (!respond)
             continue;
-        cc_pair_constants(c, pr, &kk, &mu);
+        cc_pair_constants(c, cs, pr, &kk, &mu);
         if (shard_cc_stop(&st, v, inv, mu, dv))
-            cc_record(cs, p, pr, dv);
+            cc_record(c, cs, pr, dv);
     }
     if (respond)
-        cc_apply(cs, p);
+        cc_apply(c, cs);
     return n;
 }
 
@@ -629,9 +779,11 @@ static int cc_member_cmp(const void *pa, const void *pb)
 /* The local index of global id g among the points (cloth vertices first), or -1. */
 static int32_t cc_find_point(const shard_cloth_collide *cs, const shard_particles *p, int64_t g)
 {
+    if (g < 0)
+        return -1; /* an obstacle's vertex: nobody's */
     int32_t i = cc_find(cs, g);
     for (size_t m = cs->n_map; i < 0 && m < cs->n_vlist; m++)
-        if (p->gid[cs->vlist[m]] == g)
+        if (cs->vlist[m] >= 0 && p->gid[cs->vlist[m]] == g)
             i = cs->vlist[m];
     return i;
 }
@@ -657,7 +809,19 @@ static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, con
     size_t bytes = 0;
     cc_member *all = svc->allgather(svc->impl, mine, n_mine * sizeof *mine, &bytes);
     free(mine);
-    size_t n_all = bytes / sizeof *all;
+    size_t n_all = bytes / sizeof *all, n_obs = 0;
+    for (size_t z = 0; z < cs->n_zone && cs->zone_gid[z] < 0; z++)
+        n_obs++;
+    if (n_obs) { /* the obstacles' vertices, which every rank knows: infinite mass, the zone moves with them */
+        all = shard_realloc(all, (n_all + n_obs) * sizeof *all);
+        for (size_t z = 0; z < n_obs; z++) {
+            cc_member *mb = &all[n_all++];
+            int32_t i = (int32_t)cs->zone_gid[z];
+            mb->gid = cs->zone_gid[z], mb->root = cs->zone_gid[cc_zone_root(cs, z)];
+            mb->m = 0.0, mb->inv = 0.0;
+            memcpy(mb->x, cc_x(cs, p, i), sizeof mb->x), memcpy(mb->v, cc_v(cs, p, i), sizeof mb->v);
+        }
+    }
     qsort(all, n_all, sizeof *all, cc_member_cmp);
     double *m = shard_malloc((n_all + 1) * sizeof *m), *x = shard_malloc((3 * n_all + 3) * sizeof *x);
     double *v = shard_malloc((3 * n_all + 3) * sizeof *v);
@@ -676,10 +840,23 @@ static void cc_zone_move(const shard_matter_ctx *c, shard_cloth_collide *cs, con
         }
         if (!pin)
             shard_cc_zone_rigid(e - a, m, x, v);
+        else if (pin->gid >= 0) { /* held by a particle of a body that moves as a whole: its owner pushes back */
+            int32_t i = cc_find_point(cs, p, pin->gid);
+            if (i >= 0 && (size_t)i < p->n_owned && c->ph->own_contact[p->body[i]]) {
+                double J[3] = {0, 0, 0};
+                for (size_t q = a; q < e; q++)
+                    for (int k = 0; all[q].inv > 0.0 && k < 3; k++)
+                        J[k] -= all[q].m * (v[3 * (q - a) + k] - all[q].v[k]);
+                cc_react(c, i, J);
+            }
+        }
         for (size_t q = a; q < e; q++) {
             int32_t i = cc_find_point(cs, p, all[q].gid);
             if (i >= 0 && (size_t)i < p->n_owned && cs->inv_m[i] > 0.0)
-                memcpy(p->v + 3 * (size_t)i, v + 3 * (q - a), 3 * sizeof *v);
+                for (int k = 0; k < 3; k++) {
+                    cs->dv[3 * (size_t)i + k] += v[3 * (q - a) + k] - p->v[3 * (size_t)i + k];
+                    p->v[3 * (size_t)i + k] = v[3 * (q - a) + k];
+                }
         }
         cs->zone_max = e - a > cs->zone_max ? e - a : cs->zone_max;
         a = e;
@@ -697,6 +874,8 @@ static void cc_inverse_masses(const shard_matter_ctx *c, shard_cloth_collide *cs
     shard_reserve((void **)&cs->inv_m, &cs->cap_inv, p->n_local + 1, sizeof *cs->inv_m);
     for (size_t m = 0; m < cs->n_vlist; m++) {
         int32_t i = cs->vlist[m];
+        if (i < 0)
+            continue; /* an obstacle's vertex */
         const shard_body_def *bd = &sc->bodies[p->body[i]];
         uint32_t fl = 0;
         double vp[3];
@@ -719,6 +898,7 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
     svc->refresh(svc->impl); /* the ghosts' mean velocities */
     if (!cc_same_particles(c, cs))
         cc_elements(c, cs);
+    cc_obstacles_at(c->ph->scene, cs, c->ph->t);
     /* The ghosts cover the motion of one step (contact_reach): the farthest move of an owned vertex. */
     double far[2] = {0.0, 0.0};
     for (size_t m = 0; m < cs->n_map; m++) {
@@ -746,6 +926,8 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
         if (cc_is_cloth(c, b))
             hmax = cc_max(hmax, cc_body(c, b)->thickness);
     cs->hmax = hmax, cs->margin = 2.0 * hmax;
+    shard_reserve((void **)&cs->dv, &cs->cap_dv, 3 * p->n_owned + 3, sizeof *cs->dv);
+    memset(cs->dv, 0, 3 * p->n_owned * sizeof *cs->dv);
     /* 1. proximity at the start of the step */
     cc_pass_candidates(c, cs, p, dt, hmax);
     cc_pass_boxes(cs, p, 0.0);
@@ -780,6 +962,13 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
     }
     cs->max_passes = passes > cs->max_passes ? passes : cs->max_passes;
     cs->steps++;
+    /* the output's contact force: each owned vertex's momentum change over the step */
+    const shard_block *blk = c->block;
+    double *force = blk->col[SHARD_CLOTH_CONTACT];
+    for (size_t q = 0; q < blk->n_owned; q++) {
+        const double *d = cs->dv + 3 * (blk->first + q);
+        force[q] = p->mass[blk->first + q] * sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / dt;
+    }
     return 0;
 }
 
@@ -799,8 +988,9 @@ void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len
 void shard_cloth_collide_free(shard_cloth_collide *cs)
 {
     free(cs->map), free(cs->vlist), free(cs->vnext), free(cs->tri), free(cs->edge), free(cs->vbox), free(cs->pbox), free(cs->xb), free(cs->tbox), free(cs->ebox), free(cs->seen);
-    free(cs->pairs), free(cs->rec), free(cs->hit), free(cs->inv_m);
+    free(cs->pairs), free(cs->rec), free(cs->hit), free(cs->inv_m), free(cs->dv);
     free(cs->zone_gid), free(cs->zone_parent);
+    free(cs->ox), free(cs->ov), free(cs->orad), free(cs->oxb), free(cs->oobs), free(cs->otri), free(cs->oedge);
     shard_bvh_free(&cs->vbvh), shard_bvh_free(&cs->tbvh), shard_bvh_free(&cs->ebvh);
     memset(cs, 0, sizeof *cs);
 }

@@ -6,6 +6,10 @@
 #include "shard/cloth_collide.h"
 #include "shard/matter.h"
 
+/* The module's block rows: the collision stage's force on each vertex over the last step (N; state, so it
+ * travels with its particle and is in checkpoints: output after a restart is the same). */
+enum { SHARD_CLOTH_CONTACT = 0, SHARD_CLOTH_N_ROWS };
+
 typedef struct shard_cloth_tri_el {
     int32_t v[3];               /* local indices */
     int32_t body;
@@ -47,6 +51,8 @@ typedef struct shard_cloth_collide {
     double hmax, margin;        /* the largest thickness; the candidate list's margin (m) */
     long lists;                 /* candidate lists built */
     double *inv_m;              /* per local particle (set at the points) */
+    double *dv;                 /* per owned particle: the stage's velocity change this step (3 each) */
+    size_t cap_dv;
     long inv_step;              /* the step they were set for, + 1 (0: none) */
     size_t cap_inv;
     struct cc_pair *pairs;
@@ -55,6 +61,15 @@ typedef struct shard_cloth_collide {
     size_t n_rec, cap_rec;
     int64_t *hit;               /* this pass's colliding pairs, 4 global ids each */
     size_t n_hit, cap_hit;
+    /* the obstacles' vertices (sphere centres, box corners): local index and global id -(1 + k) for vertex k,
+     * with the boxes' triangles and edges appended to tri and edge in those indices */
+    double *ox, *ov, *orad;     /* positions at the start of the step, velocities, radii (a sphere's, or 0) */
+    double *oxb;                /* start and end positions at the candidate list's build */
+    int32_t *oobs;              /* their obstacle */
+    size_t n_ov;
+    int32_t *otri, *oedge;      /* the boxes' faces (two triangles each) and edges */
+    size_t n_otri, n_oedge;
+    int obuilt;
     int64_t *zone_gid;          /* impact zones of this step: members by id, parents (roots: smallest ids) */
     size_t *zone_parent;
     size_t n_zone;

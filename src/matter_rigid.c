@@ -580,6 +580,8 @@ static void shard_rigid_remember(const shard_matter_ctx *c, shard_rigid_world *W
         W->contacts_max = W->contacts;
 }
 
+static void shard_rigid_take_impulses(const shard_matter_ctx *c, shard_rigid_world *W, const shard_collective *svc);
+
 static void shard_matter_rigid_advance(const shard_matter_ctx *c, const shard_collective *svc)
 {
     shard_rigid_world *W = shard_rigid_world_of(c);
@@ -590,6 +592,8 @@ static void shard_matter_rigid_advance(const shard_matter_ctx *c, const shard_co
     /* 1. Half kick with the last forces. */
     for (int s = 0; s < W->n_rigid; s++)
         shard_rigid_kick(&B[W->rigid[s]], sc->run.gravity, h);
+    /* and the impulses of other kinds' collision stages (a cloth's triangles pushed back) */
+    shard_rigid_take_impulses(c, W, svc);
     /* 2. Owners: the rank of each body's first particle. */
     for (int s = 0; s < W->n_rigid; s++)
         W->own[s] = -1;
@@ -647,25 +651,28 @@ typedef struct shard_rigid_load {
     shard_xsum acc[6];
 } shard_rigid_load;
 
-static void shard_matter_rigid_settle(const shard_matter_ctx *c, const shard_collective *svc, int kick)
+/* One push on a body (a particle's force, or an impulse handed over by a collision stage): its body (-1: none),
+ * where it acts and what it is. */
+typedef int (*shard_rigid_push_fn)(const shard_matter_ctx *c, size_t k, const double **x, const double **f);
+
+/* The sums over the ranks of pushes 0 .. n (push(k)) per body: out[6 s ..] = the sum of f and of the torques
+ * (x - x_body) x f for the body in slot s, exact (xsum), so the same for any partition and order.  Only bodies
+ * pushed somewhere travel. */
+static void shard_rigid_sum_pushes(const shard_matter_ctx *c, shard_rigid_world *W, const shard_collective *svc,
+                                   size_t n_push, shard_rigid_push_fn push, double *out)
 {
-    shard_rigid_world *W = shard_rigid_world_of(c);
-    const shard_scene *sc = c->ph->scene;
-    const shard_particles *p = c->ph->p;
     shard_rigid_body *B = c->bodies;
-    /* F and tau about x from the owned particles, as exact sums; only bodies with a force travel. */
     shard_rigid_load *mine = shard_malloc(((size_t)W->n_rigid + 1) * sizeof *mine);
     int32_t *at = shard_malloc(((size_t)W->n_rigid + 1) * sizeof *at);
     for (int s = 0; s < W->n_rigid; s++)
         at[s] = -1;
     size_t n = 0;
-    const double *f = c->ph->f;
-    for (size_t q = 0; f && q < c->block->n_owned; q++) {
-        size_t i = c->block->first + q;
-        const double *fi = f + 3 * i;
-        if (fi[0] == 0.0 && fi[1] == 0.0 && fi[2] == 0.0)
+    for (size_t q = 0; q < n_push; q++) {
+        const double *xi, *fi;
+        int b = push(c, q, &xi, &fi);
+        if (b < 0 || (fi[0] == 0.0 && fi[1] == 0.0 && fi[2] == 0.0))
             continue;
-        int b = p->body[i], s = W->slot[b];
+        int s = W->slot[b];
         if (at[s] < 0) {
             at[s] = (int32_t)n;
             memset(&mine[n], 0, sizeof mine[n]);
@@ -675,7 +682,7 @@ static void shard_matter_rigid_settle(const shard_matter_ctx *c, const shard_col
             n++;
         }
         const double *x = B[b].x;
-        double r[3] = {p->x[3 * i] - x[0], p->x[3 * i + 1] - x[1], p->x[3 * i + 2] - x[2]};
+        double r[3] = {xi[0] - x[0], xi[1] - x[1], xi[2] - x[2]};
         double t[3] = {r[1] * fi[2] - r[2] * fi[1], r[2] * fi[0] - r[0] * fi[2], r[0] * fi[1] - r[1] * fi[0]};
         shard_rigid_load *L = &mine[at[s]];
         for (int k = 0; k < 3; k++)
@@ -693,14 +700,65 @@ static void shard_matter_rigid_settle(const shard_matter_ctx *c, const shard_col
     for (size_t q = 0; q < total / sizeof *all; q++)
         for (int k = 0; k < 6; k++)
             shard_xsum_merge(&sum[6 * W->slot[all[q].body] + k], &all[q].acc[k]);
+    for (int k = 0; k < 6 * W->n_rigid; k++)
+        out[k] = shard_xsum_round(&sum[k]);
+    free(sum), free(all), free(at), free(mine);
+}
+
+/* The owned particles' forces (the module's block). */
+static int shard_rigid_particle_force(const shard_matter_ctx *c, size_t k, const double **x, const double **f)
+{
+    size_t i = c->block->first + k;
+    *x = c->ph->p->x + 3 * i, *f = c->ph->f + 3 * i;
+    return c->ph->p->body[i];
+}
+
+/* The impulses a collision stage handed over this step (matter.h). */
+static int shard_rigid_handed_impulse(const shard_matter_ctx *c, size_t k, const double **x, const double **f)
+{
+    const shard_impulse *e = &c->ph->impulses->at[k];
+    *x = e->x, *f = e->J;
+    return shard_rigid_bodies(c)[e->body].rigid ? e->body : -1; /* (another kind's whole bodies: theirs) */
+}
+
+/* The impulses of other kinds' collision stages on the bodies (matter.h, shard_impulse): added to their momenta
+ * at the start of the step (every rank the same exact sums; only when some rank has any). */
+static void shard_rigid_take_impulses(const shard_matter_ctx *c, shard_rigid_world *W, const shard_collective *svc)
+{
+    const shard_impulses *im = c->ph->impulses;
+    int any[1] = {im && im->n > 0};
+    svc->max_ints(svc->impl, any, 1);
+    if (!any[0])
+        return;
+    shard_rigid_body *B = c->bodies;
+    double *sum = shard_malloc(((size_t)W->n_rigid * 6 + 1) * sizeof *sum);
+    shard_rigid_sum_pushes(c, W, svc, im ? im->n : 0, shard_rigid_handed_impulse, sum);
+    for (int s = 0; s < W->n_rigid; s++) {
+        shard_rigid_body *rb = &B[W->rigid[s]];
+        if (rb->kinematic)
+            continue;
+        for (int k = 0; k < 3; k++)
+            rb->v[k] += rb->inv_mass * sum[6 * s + k], rb->L[k] += sum[6 * s + 3 + k];
+    }
+    free(sum);
+}
+
+static void shard_matter_rigid_settle(const shard_matter_ctx *c, const shard_collective *svc, int kick)
+{
+    shard_rigid_world *W = shard_rigid_world_of(c);
+    const shard_scene *sc = c->ph->scene;
+    shard_rigid_body *B = c->bodies;
+    /* F and tau about x from the owned particles, as exact sums; only bodies with a force travel. */
+    double *sum = shard_malloc(((size_t)W->n_rigid * 6 + 1) * sizeof *sum);
+    shard_rigid_sum_pushes(c, W, svc, c->ph->f ? c->block->n_owned : 0, shard_rigid_particle_force, sum);
     for (int s = 0; s < W->n_rigid; s++) {
         shard_rigid_body *rb = &B[W->rigid[s]];
         for (int k = 0; k < 3; k++)
-            rb->F[k] = shard_xsum_round(&sum[6 * s + k]), rb->tau[k] = shard_xsum_round(&sum[6 * s + 3 + k]);
+            rb->F[k] = sum[6 * s + k], rb->tau[k] = sum[6 * s + 3 + k];
         if (kick)
             shard_rigid_kick(rb, sc->run.gravity, 0.5 * c->ph->dt);
     }
-    free(sum), free(all), free(at), free(mine);
+    free(sum);
     shard_matter_rigid_place(c, !kick);
 }
 

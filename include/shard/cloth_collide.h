@@ -31,6 +31,11 @@ typedef struct shard_cc_stencil {
  * with the stencil filled. */
 int shard_cc_pt_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
                      shard_cc_stencil *s);
+/* A ball about x0 and triangle (x1, x2, x3): 1 when the triangle's closest point is nearer than h (the ball's
+ * radius plus half the cloth's thickness), the normal along the line between the two (an obstacle's corner or
+ * sphere, whose contact is with the nearest point of the triangle wherever that lies). */
+int shard_cc_ball_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
+                       shard_cc_stencil *s);
 /* Segments (x0, x1) and (x2, x3): 1 when their closest points (interior or end) are closer than h. */
 int shard_cc_ee_near(const double *x0, const double *x1, const double *x2, const double *x3, double h,
                      shard_cc_stencil *s);

@@ -85,6 +85,9 @@ static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (
     X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")      \
     X_(STRETCH, "stretch", SHARD_TYPE_F64, 1, "1", cloth,                                                        \
        "cloth: the largest principal Green strain of the vertex's triangles (membrane stretch)")                 \
+    X_(CONTACT, "contact", SHARD_TYPE_F64, 1, "N", cloth,                                                        \
+       "cloth: the force of the collision stage's impulses on the vertex over the last step, |m dv| / dt "       \
+       "(self-collision, other bodies, obstacles)")                                                              \
     X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                       \
        "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "    \
        "only when some body can)")                                                                               \

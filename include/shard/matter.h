@@ -38,6 +38,21 @@
 #include "shard/scene.h"
 #include "shard/xsum.h"
 
+/* An impulse that a collision stage (collide) gives a particle of a body that moves as a whole
+ * (SHARD_MATTER_OWN_CONTACT), which the stage treats as of infinite mass: the reaction to what it did to its
+ * own particles.  Each is listed once, by one rank; the body's module adds them to its bodies' momenta in its
+ * advance hook of the same step (their exact sum, so the order of the list does not matter). */
+typedef struct shard_impulse {
+    int32_t body, pad;
+    double x[3];                /* where it acts: the particle's position at the start of the step, m */
+    double J[3];                /* N s */
+} shard_impulse;
+
+typedef struct shard_impulses {
+    shard_impulse *at;
+    size_t n, cap;
+} shard_impulses;
+
 /* What physics hooks see of one rank (no MPI).  The driver fills it; hooks read it and write only the
  * arrays they own (their block, f). */
 typedef struct shard_phys {
@@ -57,6 +72,7 @@ typedef struct shard_phys {
     const int64_t *body_first;  /* per body: its first global id; body_first[n_bodies]: the particle count */
     double reach_slack;         /* how far a particle may move in one step for the contact ghosts to hold every
                                  * particle within a module's contact_reach of an owned one (half the skin), m */
+    shard_impulses *impulses;   /* this step's impulses on bodies that move as wholes (emptied before collide) */
 } shard_phys;
 
 /* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a

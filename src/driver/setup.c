@@ -441,7 +441,7 @@ static void shard_sim_wire(shard_sim *s)
 {
     s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
                            .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
-                           .own_contact = s->own_contact, .body_first = s->body_first,
+                           .own_contact = s->own_contact, .body_first = s->body_first, .impulses = &s->impulses,
                            .reach_slack = 0.5 * s->skin};
     shard_sim_collective_init(s);
     memset(&s->timer, 0, sizeof s->timer);
@@ -923,6 +923,7 @@ void shard_sim_destroy(shard_sim **sp)
         shard_pairlist_free(&s->term[k].memory[1]);
     }
     free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius), free(s->own_contact);
+    free(s->impulses.at);
     free(s->body_first), free(s->timed);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);

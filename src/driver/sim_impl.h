@@ -81,6 +81,7 @@ struct shard_sim {
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */
     shard_phys phys;              /* what physics hooks see (points into this record) */
+    shard_impulses impulses;      /* phys.impulses */
     int n_modules;
     shard_sim_module *mod;
     int32_t *body_module;         /* module of each body */

@@ -214,6 +214,7 @@ static void shard_sim_advance(shard_sim *s)
 /* Every module with collisions (matter.h, collide): between the first kick and the drift. */
 static void shard_sim_collide(shard_sim *s)
 {
+    s->impulses.n = 0;
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].def->collide && s->mod[m].used) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);

@@ -22,7 +22,7 @@ from vtkmodules.vtkCommonDataModel import VTK_TRIANGLE, vtkCompositeDataSet
 from vtkmodules.vtkIOXML import vtkXMLPartitionedDataSetCollectionReader
 
 ARRAYS = {"velocity": 3, "displacement": 3, "stress": 9, "von_mises": 1, "plastic_strain": 1, "damage": 1,
-          "inverted": 1, "stretch": 1,
+          "inverted": 1, "stretch": 1, "contact": 1,
           "body": 1, "material": 1, "rank": 1, "global_id": 1}
 
 argv = sys.argv[1:]

@@ -39,7 +39,7 @@ typedef struct test_block {
     int64_t first;
     int64_t *gid;
     int32_t *body, *material, *inverted;
-    double *X, *x, *v, *u, *stress, *vm, *plastic, *damage, *stretch;
+    double *X, *x, *v, *u, *stress, *vm, *plastic, *damage, *stretch, *contact;
 } test_block;
 
 /* Rest position and body of particle g of the lattice. */
@@ -73,6 +73,7 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
     b->plastic = shard_malloc(n * sizeof *b->plastic + 1);
     b->damage = shard_malloc(n * sizeof *b->damage + 1);
     b->stretch = shard_malloc(n * sizeof *b->stretch + 1);
+    b->contact = shard_malloc(n * sizeof *b->contact + 1);
     for (size_t i = 0; i < n; i++) {
         b->gid[i] = b->first + (int64_t)i;
         test_rest(b->gid[i], dims, b->X + 3 * i, &b->body[i]);
@@ -84,7 +85,7 @@ static void test_block_init(test_block *b, int rank, int size, const long dims[3
 static void test_block_free(test_block *b)
 {
     free(b->gid), free(b->body), free(b->material), free(b->inverted), free(b->X), free(b->x), free(b->v), free(b->u);
-    free(b->stress), free(b->vm), free(b->plastic), free(b->damage), free(b->stretch);
+    free(b->stress), free(b->vm), free(b->plastic), free(b->damage), free(b->stretch), free(b->contact);
 }
 
 static const double test_amplitude = 0.05, test_omega = 0.2;
@@ -123,6 +124,7 @@ static void test_block_fill(test_block *b, long step)
         /* the wave's membrane Green strain along x, (dw/dx)^2 / 2 */
         double slope = A * M_PI * cos(M_PI * X[0]) * c;
         b->stretch[i] = 0.5 * slope * slope;
+        b->contact[i] = X[2] < 0.01 ? 1.0 + fabs(b->v[3 * i + 2]) : 0.0; /* a force on the bottom layer */
     }
 }
 
@@ -279,7 +281,8 @@ int main(int argc, char **argv)
         const void *data[SHARD_OUT_COUNT] = {
             [SHARD_OUT_GLOBAL_ID] = b.gid, [SHARD_OUT_VELOCITY] = b.v, [SHARD_OUT_DISPLACEMENT] = b.u,
             [SHARD_OUT_STRESS] = b.stress, [SHARD_OUT_VON_MISES] = b.vm, [SHARD_OUT_PLASTIC_STRAIN] = b.plastic,
-            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_STRETCH] = b.stretch, [SHARD_OUT_BODY] = b.body,
+            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_STRETCH] = b.stretch,
+            [SHARD_OUT_CONTACT] = b.contact, [SHARD_OUT_BODY] = b.body,
             [SHARD_OUT_MATERIAL] = b.material, [SHARD_OUT_INVERTED] = b.inverted,
         };
         shard_column cols[SHARD_OUT_COUNT];

@@ -13,8 +13,8 @@ from paraview.simple import FindSource
 
 port, particles = int(sys.argv[1]), int(sys.argv[2])
 timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 60.0
-FIELDS = {"velocity", "displacement", "stress", "von_mises", "plastic_strain", "damage", "inverted", "stretch", "body",
-          "material", "rank", "global_id"}
+FIELDS = {"velocity", "displacement", "stress", "von_mises", "plastic_strain", "damage", "inverted", "stretch", "contact",
+          "body", "material", "rank", "global_id"}
 state = {"ok": False}
 
 

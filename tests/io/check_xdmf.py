@@ -41,7 +41,7 @@ failures = []
 # name: components.  stress is written whole (9 components, row by row, XDMF "Tensor"), so every reader shows
 # the same symmetric 3x3 tensor.
 ARRAYS = {"velocity": 3, "displacement": 3, "stress": 9, "von_mises": 1, "plastic_strain": 1, "damage": 1,
-          "inverted": 1, "stretch": 1, "body": 1, "material": 1, "rank": 1, "global_id": 1}
+          "inverted": 1, "stretch": 1, "contact": 1, "body": 1, "material": 1, "rank": 1, "global_id": 1}
 
 
 def check(ok, what):
