@@ -9,8 +9,11 @@
 # OUT/bin from Debian's packages; the counter's self-test runs before the benchmark.  The scene is defined once,
 # by the variables below: the Shard scene file and bullet_cloth's arguments are both written from them.
 #
-#   jobs/bench/cloth_peers.sh                                  # the defaults below (about 11 minutes on 2 cores)
-#   N=100 STEPS=2500 DT=2.5e-4 jobs/bench/cloth_peers.sh       # a coarser cloth (cells of 1 cm: larger steps)
+#   jobs/bench/cloth_peers.sh                                  # the defaults below (about 30 minutes on 2 cores)
+#   N=100 STEPS=3000 DT=1e-4 jobs/bench/cloth_peers.sh         # a coarser cloth (cells of 1 cm; about 3 minutes)
+# (The coarser cloth run longer, or at DT 2.5e-4, stops at about 0.35 s with "cloth vertex ... moves ... more
+# than half the skin": its soft corners whip at some 25 m/s as it wraps the sphere (a scene of its own would
+# raise run.skin).)
 #   ENGINES="bullet bullet_classic" jobs/bench/cloth_peers.sh  # Bullet's two soft-body solvers only
 #   SHARD_RANKS=2 ENGINES=shard KEEP_OUTPUT=1 jobs/bench/cloth_peers.sh
 #
