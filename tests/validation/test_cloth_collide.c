@@ -8,7 +8,9 @@
  *   zones   the impact with the impact zones at once (run.collision_passes: 0): the fail-safe alone;
  *   twist   a 0.4 x 0.2 m cloth (no gravity) whose ends are clamped (prescribed with a spin) and turned in
  *           opposite senses about its long axis by half a turn each in 1 s (a whole turn between them) while
- *           they move 0.05 m each towards the middle: the cloth winds into a rope pressed onto itself;
+ *           they move 0.05 m each towards the middle, and two box jaws close on its middle from 6 to 3 cm
+ *           apart: the cloth winds into a rope pressed onto itself and squeezed between the boxes (closed
+ *           to 2 cm, a layered band that cannot fit: impact zones held by both jaws cannot move with both);
  *   shirt   the seed's shirt scene (jobs/scenes/tshirt_on_body.yaml): a T-shirt-like mesh of two sewn panels
  *           dropped onto a rigid block, for 0.4 s (one resolution: one mesh); it must rest on the block;
  * each at two resolutions.  Without the collision stage the drape and the fold intersect (tens to thousands of
@@ -39,21 +41,38 @@ static long intersections(shard_sim *sim)
     return k;
 }
 
-/* Runs to the end, counting intersections after every step; returns the largest count seen. */
-static long run_checked(shard_sim *sim, long *steps)
+/* A box obstacle as the counter sees it: its corners at time t are min, max + velocity t. */
+typedef struct moving_box {
+    double lo[3], hi[3], vel[3];
+} moving_box;
+
+static long box_intersections(shard_sim *sim, const double lo[3], const double hi[3]);
+
+/* Runs to the end, counting intersections after every step (the cloth's own, and its triangles against the
+ * faces of the n boxes); returns the largest count seen. */
+static long run_checked_boxes(shard_sim *sim, long *steps, const moving_box *box, int nb)
 {
     long worst = intersections(sim), n = shard_sim_total_steps(sim);
+    double dt = shard_sim_dt(sim);
     for (long s = 0; s < n; s++) {
         shard_sim_step(sim);
-        long k = intersections(sim);
+        long self = intersections(sim), k = self;
+        for (int b = 0; b < nb; b++) { /* (the count with a box holds the cloth's own pairs too) */
+            double t = (double)(s + 1) * dt, lo[3], hi[3];
+            for (int d = 0; d < 3; d++)
+                lo[d] = box[b].lo[d] + box[b].vel[d] * t, hi[d] = box[b].hi[d] + box[b].vel[d] * t;
+            k += box_intersections(sim, lo, hi) - self;
+        }
         if (k > worst) {
-            fprintf(stderr, "  step %ld: %ld intersecting pairs\n", s + 1, k);
+            fprintf(stderr, "  step %ld: %ld intersecting pairs (%ld of the cloth's own)\n", s + 1, k, self);
             worst = k;
         }
     }
     *steps = n;
     return worst;
 }
+
+static long run_checked(shard_sim *sim, long *steps) { return run_checked_boxes(sim, steps, NULL, 0); }
 
 static double lowest(const shard_sim *sim)
 {
@@ -202,12 +221,24 @@ static void twist(shard_comm *comm, int k)
         "      - {region: {box: {min: [-0.01, -0.11, -0.01], max: [0.011, 0.11, 0.01]}}, velocity: [0.05, 0, 0],\n"
         "         spin: [3.14159265358979, 0, 0], center: [0, 0, 0]}\n"
         "      - {region: {box: {min: [0.389, -0.11, -0.01], max: [0.41, 0.11, 0.01]}}, velocity: [-0.05, 0, 0],\n"
-        "         spin: [-3.14159265358979, 0, 0], center: [0.4, 0, 0]}\n",
+        "         spin: [-3.14159265358979, 0, 0], center: [0.4, 0, 0]}\n"
+        "obstacles:\n"
+        "  - {box: {min: [0.15, -0.2, 0.03], max: [0.25, 0.2, 0.08]}, velocity: [0, 0, -0.015], friction: 0.3}\n"
+        "  - {box: {min: [0.15, -0.2, -0.08], max: [0.25, 0.2, -0.03]}, velocity: [0, 0, 0.015], friction: 0.3}\n",
         cotton, 2 * n, n);
     if (!sim)
         return;
-    long steps, worst = run_checked(sim, &steps);
+    const moving_box jaws[2] = {{{0.15, -0.2, 0.03}, {0.25, 0.2, 0.08}, {0, 0, -0.015}},
+                                {{0.15, -0.2, -0.08}, {0.25, 0.2, -0.03}, {0, 0, 0.015}}};
+    long steps, worst = run_checked_boxes(sim, &steps, jaws, 2);
     report_line("twist", n, steps, worst, sim);
+    /* the jaws end 3 cm apart: the rope between them is pressed to that */
+    const shard_particles *pp = shard_sim_particles(sim);
+    double zlo = INFINITY, zhi = -INFINITY;
+    for (size_t i = 0; i < pp->n_owned; i++)
+        if (pp->x[3 * i] > 0.16 && pp->x[3 * i] < 0.24 && fabs(pp->x[3 * i + 1]) < 0.19)
+            zlo = fmin(zlo, pp->x[3 * i + 2]), zhi = fmax(zhi, pp->x[3 * i + 2]);
+    printf("twist %d: between the jaws the cloth spans z = %.4g .. %.4g m (jaws at -0.015 .. 0.015)\n", n, zlo, zhi);
     /* the clamps turned half a turn each, in opposite senses: a held vertex of the first is where it started
      * turned by pi about the x axis and moved 0.05 m along it */
     const shard_particles *p = shard_sim_particles(sim);
@@ -222,6 +253,7 @@ static void twist(shard_comm *comm, int k)
     printf("twist %d: the first clamp is within %.3g m of half a turn\n", n, err);
     SHARD_ENSURE(worst == 0);
     SHARD_ENSURE(err < 1e-3);
+    SHARD_ENSURE(zlo > -0.015 && zhi < 0.015); /* held between the jaws */
     shard_sim_destroy(&sim);
 }
 
