@@ -394,6 +394,37 @@ static void cc_ee_found(void *ctx, int32_t e, int32_t f)
     cc_add_pair(w->cs, (cc_pair){1, {a[0], a[1], b[0], b[1]}, e, f});
 }
 
+/* Whether a point's path over the step, from x to x + dt v, comes within pad of the box [lo, hi]. */
+static int cc_path_near(const double x[3], const double v[3], double dt, const double lo[3], const double hi[3],
+                        double pad)
+{
+    for (int k = 0; k < 3; k++) {
+        double y = x[k] + dt * v[k];
+        if (cc_min(x[k], y) > hi[k] + pad || cc_max(x[k], y) < lo[k] - pad)
+            return 0;
+    }
+    return 1;
+}
+
+/* The n points' start and end positions over the step, 6 per point (the list's build, for cc_paths_within). */
+static void cc_path_ends(const double *x, const double *v, size_t n, double dt, double *ends)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            ends[6 * i + k] = x[3 * i + k], ends[6 * i + 3 + k] = x[3 * i + k] + dt * v[3 * i + k];
+}
+
+/* Whether each of the n points' start and end positions is within margin of those recorded in ends. */
+static int cc_paths_within(const double *x, const double *v, size_t n, double dt, const double *ends, double margin)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            if (fabs(x[3 * i + k] - ends[6 * i + k]) > margin ||
+                fabs(x[3 * i + k] + dt * v[3 * i + k] - ends[6 * i + 3 + k]) > margin)
+                return 0;
+    return 1;
+}
+
 /* The points of the vertex tree: the cloth vertices (map order), then the particles of other kinds whose
  * motion over the step comes within their radius, the thickness and the margin of the cloth's box. */
 static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt)
@@ -416,22 +447,12 @@ static void cc_points(const shard_matter_ctx *c, shard_cloth_collide *cs, const 
         if (cc_is_cloth(c, p->body[i]))
             continue;
         double pad = 1.5 * cc_point_radius(sc, p->body[i]) + 2.0 * (cs->hmax + cs->margin);
-        int near = 1;
-        for (int k = 0; k < 3 && near; k++) {
-            double x = p->x[3 * i + k], y = x + dt * p->v[3 * i + k];
-            near = cc_min(x, y) <= hi[k] + pad && cc_max(x, y) >= lo[k] - pad;
-        }
-        if (near)
+        if (cc_path_near(p->x + 3 * i, p->v + 3 * i, dt, lo, hi, pad))
             next[n++] = (int32_t)i;
     }
     for (size_t k = 0; k < cs->n_ov && cs->n_map > 0; k++) {
         double pad = 1.5 * cs->orad[k] + 2.0 * (cs->hmax + cs->margin);
-        int near = 1;
-        for (int d = 0; d < 3 && near; d++) {
-            double x = cs->ox[3 * k + d], y = x + dt * cs->ov[3 * k + d];
-            near = cc_min(x, y) <= hi[d] + pad && cc_max(x, y) >= lo[d] - pad;
-        }
-        if (near)
+        if (cc_path_near(cs->ox + 3 * k, cs->ov + 3 * k, dt, lo, hi, pad))
             next[n++] = -1 - (int32_t)k;
     }
     cs->vlist_changed = n != cs->n_vlist || (n && memcmp(next, cs->vlist, n * sizeof *next) != 0);
@@ -457,14 +478,8 @@ static void cc_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, co
     shard_bvh_pairs(&cs->vbvh, cs->vbox, &cs->tbvh, cs->tbox, cc_pt_found, &w);
     shard_bvh_pairs(&cs->ebvh, cs->ebox, &cs->ebvh, cs->ebox, cc_ee_found, &w);
     shard_reserve((void **)&cs->xb, &cs->cap_xb, 6 * (p->n_local + 1), sizeof *cs->xb);
-    for (size_t i = 0; i < p->n_local; i++) {
-        const double *x = p->x + 3 * i, *v = p->v + 3 * i;
-        for (int k = 0; k < 3; k++)
-            cs->xb[6 * i + k] = x[k], cs->xb[6 * i + 3 + k] = x[k] + dt * v[k];
-    }
-    for (size_t i = 0; i < cs->n_ov; i++)
-        for (int k = 0; k < 3; k++)
-            cs->oxb[6 * i + k] = cs->ox[3 * i + k], cs->oxb[6 * i + 3 + k] = cs->ox[3 * i + k] + dt * cs->ov[3 * i + k];
+    cc_path_ends(p->x, p->v, p->n_local, dt, cs->xb);
+    cc_path_ends(cs->ox, cs->ov, cs->n_ov, dt, cs->oxb);
     cs->lists++;
 }
 
@@ -472,20 +487,8 @@ static void cc_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, co
  * (the particles of other kinds too: one may have come near the cloth). */
 static int cc_list_valid(const shard_cloth_collide *cs, const shard_particles *p, double dt)
 {
-    for (size_t i = 0; i < p->n_local; i++) {
-        const double *x = p->x + 3 * i, *v = p->v + 3 * i;
-        for (int k = 0; k < 3; k++)
-            if (fabs(x[k] - cs->xb[6 * i + k]) > cs->margin ||
-                fabs(x[k] + dt * v[k] - cs->xb[6 * i + 3 + k]) > cs->margin)
-                return 0;
-    }
-    for (size_t i = 0; i < cs->n_ov; i++) /* a moving obstacle */
-        for (int k = 0; k < 3; k++) {
-            double x = cs->ox[3 * i + k], y = x + dt * cs->ov[3 * i + k];
-            if (fabs(x - cs->oxb[6 * i + k]) > cs->margin || fabs(y - cs->oxb[6 * i + 3 + k]) > cs->margin)
-                return 0;
-        }
-    return 1;
+    return cc_paths_within(p->x, p->v, p->n_local, dt, cs->xb, cs->margin) &&
+           cc_paths_within(cs->ox, cs->ov, cs->n_ov, dt, cs->oxb, cs->margin); /* (a moving obstacle) */
 }
 
 /* The candidates for a pass (rebuilt when they no longer cover the motion). */

@@ -726,13 +726,15 @@ static int shard_rigid_handed_impulse(const shard_matter_ctx *c, size_t k, const
 static void shard_rigid_take_impulses(const shard_matter_ctx *c, shard_rigid_world *W, const shard_collective *svc)
 {
     const shard_impulses *im = c->ph->impulses;
-    int any[1] = {im && im->n > 0};
+    if (!im) /* no kind in the scene has a collision stage: the same on every rank */
+        return;
+    int any[1] = {im->n > 0};
     svc->max_ints(svc->impl, any, 1);
     if (!any[0])
         return;
     shard_rigid_body *B = c->bodies;
     double *sum = shard_malloc(((size_t)W->n_rigid * 6 + 1) * sizeof *sum);
-    shard_rigid_sum_pushes(c, W, svc, im ? im->n : 0, shard_rigid_handed_impulse, sum);
+    shard_rigid_sum_pushes(c, W, svc, im->n, shard_rigid_handed_impulse, sum);
     for (int s = 0; s < W->n_rigid; s++) {
         shard_rigid_body *rb = &B[W->rigid[s]];
         if (rb->kinematic)

@@ -72,7 +72,8 @@ typedef struct shard_phys {
     const int64_t *body_first;  /* per body: its first global id; body_first[n_bodies]: the particle count */
     double reach_slack;         /* how far a particle may move in one step for the contact ghosts to hold every
                                  * particle within a module's contact_reach of an owned one (half the skin), m */
-    shard_impulses *impulses;   /* this step's impulses on bodies that move as wholes (emptied before collide) */
+    shard_impulses *impulses;   /* this step's impulses on bodies that move as wholes (emptied before collide;
+                                 * NULL when no kind in the scene has a collision stage) */
 } shard_phys;
 
 /* A hook's view: the shared state, its module's block and the per-body state array of the module (or of a

@@ -441,8 +441,12 @@ static void shard_sim_wire(shard_sim *s)
 {
     s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
                            .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
-                           .own_contact = s->own_contact, .body_first = s->body_first, .impulses = &s->impulses,
+                           .own_contact = s->own_contact, .body_first = s->body_first, .impulses = NULL,
                            .reach_slack = 0.5 * s->skin};
+    /* the impulses' hand-over only where some kind in the scene has a collision stage (none: no collective) */
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->collide && s->mod[m].used)
+            s->phys.impulses = &s->impulses;
     shard_sim_collective_init(s);
     memset(&s->timer, 0, sizeof s->timer);
     s->ph_neigh = shard_timer_phase(&s->timer, "Neigh");

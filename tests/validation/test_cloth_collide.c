@@ -26,17 +26,30 @@
 
 long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt);
 
-/* Intersecting pairs of the run's cloth now (one rank: every particle is owned, gid = index). */
-static long intersections(shard_sim *sim)
+/* Intersecting pairs of the run's cloth's triangles now, by the exact counter: the cloth's own, and with a box
+ * [lo, hi]'s twelve triangles (its faces, two each) when lo is not NULL (one rank: gid = index). */
+static long intersections_with(shard_sim *sim, const double *lo, const double *hi)
 {
     const shard_particles *p = shard_sim_particles(sim);
     int64_t n = shard_sim_total_particles(sim);
-    double *x = calloc(3 * (size_t)n + 3, sizeof *x);
+    double *x = calloc(3 * (size_t)n + 27, sizeof *x);
     for (size_t i = 0; i < p->n_owned; i++)
         memcpy(x + 3 * p->gid[i], p->x + 3 * i, 3 * sizeof *x);
     int64_t *tri;
     long nt = shard_sim_surface_triangles(sim, &tri);
-    long k = intersections_count(x, n, tri, nt);
+    tri = realloc(tri, (3 * (size_t)nt + 36) * sizeof *tri);
+    for (int c = 0; c < 8 && lo; c++)
+        for (int d = 0; d < 3; d++)
+            x[3 * (n + c) + d] = (c >> d) & 1 ? hi[d] : lo[d];
+    for (int a = 0; a < 3 && lo; a++)
+        for (int side = 0; side < 2; side++) {
+            int b1 = 1 << ((a + 1) % 3), b2 = 1 << ((a + 2) % 3), f = side ? 1 << a : 0;
+            int64_t q[4] = {n + f, n + (f | b1), n + (f | b1 | b2), n + (f | b2)};
+            int64_t *t = tri + 3 * nt;
+            t[0] = q[0], t[1] = q[1], t[2] = q[2], t[3] = q[0], t[4] = q[2], t[5] = q[3];
+            nt += 2;
+        }
+    long k = intersections_count(x, lo ? n + 8 : n, tri, nt);
     free(x), free(tri);
     return k;
 }
@@ -46,22 +59,20 @@ typedef struct moving_box {
     double lo[3], hi[3], vel[3];
 } moving_box;
 
-static long box_intersections(shard_sim *sim, const double lo[3], const double hi[3]);
-
 /* Runs to the end, counting intersections after every step (the cloth's own, and its triangles against the
  * faces of the n boxes); returns the largest count seen. */
 static long run_checked_boxes(shard_sim *sim, long *steps, const moving_box *box, int nb)
 {
-    long worst = intersections(sim), n = shard_sim_total_steps(sim);
+    long worst = intersections_with(sim, NULL, NULL), n = shard_sim_total_steps(sim);
     double dt = shard_sim_dt(sim);
     for (long s = 0; s < n; s++) {
         shard_sim_step(sim);
-        long self = intersections(sim), k = self;
+        long self = intersections_with(sim, NULL, NULL), k = self;
         for (int b = 0; b < nb; b++) { /* (the count with a box holds the cloth's own pairs too) */
             double t = (double)(s + 1) * dt, lo[3], hi[3];
             for (int d = 0; d < 3; d++)
                 lo[d] = box[b].lo[d] + box[b].vel[d] * t, hi[d] = box[b].hi[d] + box[b].vel[d] * t;
-            k += box_intersections(sim, lo, hi) - self;
+            k += intersections_with(sim, lo, hi) - self;
         }
         if (k > worst) {
             fprintf(stderr, "  step %ld: %ld intersecting pairs (%ld of the cloth's own)\n", s + 1, k, self);
@@ -296,34 +307,6 @@ static void shirt(shard_comm *comm, int k)
     shard_sim_destroy(&sim);
 }
 
-/* Intersecting pairs of the cloth's triangles with a box's twelve (its faces, two triangles each), by the same
- * exact counter (one rank: gid = index). */
-static long box_intersections(shard_sim *sim, const double lo[3], const double hi[3])
-{
-    const shard_particles *p = shard_sim_particles(sim);
-    int64_t n = shard_sim_total_particles(sim);
-    double *x = calloc(3 * (size_t)n + 27, sizeof *x);
-    for (size_t i = 0; i < p->n_owned; i++)
-        memcpy(x + 3 * p->gid[i], p->x + 3 * i, 3 * sizeof *x);
-    for (int c = 0; c < 8; c++)
-        for (int d = 0; d < 3; d++)
-            x[3 * (n + c) + d] = (c >> d) & 1 ? hi[d] : lo[d];
-    int64_t *tri;
-    long nt = shard_sim_surface_triangles(sim, &tri);
-    tri = realloc(tri, (3 * (size_t)nt + 36) * sizeof *tri);
-    for (int a = 0; a < 3; a++)
-        for (int side = 0; side < 2; side++) {
-            int b1 = 1 << ((a + 1) % 3), b2 = 1 << ((a + 2) % 3), f = side ? 1 << a : 0;
-            int64_t q[4] = {n + f, n + (f | b1), n + (f | b1 | b2), n + (f | b2)};
-            int64_t *t = tri + 3 * nt;
-            t[0] = q[0], t[1] = q[1], t[2] = q[2], t[3] = q[0], t[4] = q[2], t[5] = q[3];
-            nt += 2;
-        }
-    long k = intersections_count(x, n + 8, tri, nt);
-    free(x), free(tri);
-    return k;
-}
-
 /* The smallest distance from c to the cloth's triangles (closest points; one rank). */
 static double sphere_clearance(shard_sim *sim, const double c[3])
 {
@@ -401,7 +384,7 @@ static void obstacles(shard_comm *comm, int k)
         shard_sim_step(sim);
         double t = (double)(st + 1) * dt;
         double lo[3] = {-0.5, -0.01, -0.04 + 0.3 * t}, hi[3] = {0.5, 0.01, 0.3 * t};
-        long kb = box_intersections(sim, lo, hi);
+        long kb = intersections_with(sim, lo, hi);
         double c[3] = {2.0, 0.0, 0.45 + 0.5 * t};
         clear = fmin(clear, sphere_clearance(sim, c) - 0.015);
         lift = fmax(lift, body_top(sim, 1) - 0.5);
