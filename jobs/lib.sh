@@ -195,8 +195,10 @@ EOF
 # job_shatter_scene FILE DIV V T_END WHO [EXTRA]: a brittle glass sphere (R = 50 mm, R / spacing = DIV; E = 72 GPa,
 # nu = 0.22, rho = 2440 kg/m^3, tensile strength 50 MPa with a Weibull scatter of modulus 8, surface sampling)
 # hitting a rigid plane at V m/s, run for T_END s; EXTRA (lines) is appended; WHO names the generating script.
+# FRACTURE (a flow mapping) replaces the fracture section and STAB (in [0, 1]) sets the material's stabilization.
 job_shatter_scene() {
     local file=$1 div=$2 v=$3 t_end=$4 who=$5 extra=${6:-}
+    local fracture=${7:-"{tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}"} stab=${8:-}
     local s
     s=$(awk -v d="$div" 'BEGIN { printf "%.10g", 0.05 / d }')
     cat >"$file" <<EOF
@@ -209,8 +211,9 @@ materials:
     density: 2440
     E: 72e9
     nu: 0.22
-    fracture: {tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}
-bodies:
+    fracture: ${fracture}
+${stab:+    stabilization: ${stab}
+}bodies:
   - name: sphere
     material: glass
     shape: {sphere: {center: [0, 0, $(awk -v s="$s" 'BEGIN { printf "%.10g", 0.05 + 0.3 * s }')], radius: 0.05}}

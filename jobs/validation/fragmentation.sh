@@ -10,9 +10,12 @@
 #
 #   jobs/validation/fragmentation.sh                       # R/spacing = 10 and 15, 2 ranks
 #   DIVS="8 12" VS=150 jobs/validation/fragmentation.sh
+#   DIVS=25 VS="16 21" STAB=1 FRACTURE="{energy_release_rate: 200}" jobs/validation/fragmentation.sh
 #
 # Variables: DIVS (R / spacing, "10 15"), VS (m/s, "30 40 60"), FIT_MIN (3), RANKS (2), T_END (s, 4e-4),
-# OUT (/tmp/shard-validation/fragmentation), SHARD.  Writes the scenes and runs under OUT and a table on stdout
+# FRACTURE (the material's fracture mapping, default the strength above), STAB (its stabilization; default the
+# material default, 0.1 with fracture), OUT (/tmp/shard-validation/fragmentation), RESULTS (the table's file,
+# jobs/validation/results/fragmentation.txt), SHARD.  Writes the scenes and runs under OUT and a table on stdout
 # and in jobs/validation/results/fragmentation.txt.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,15 +27,18 @@ FIT_MIN=${FIT_MIN:-3}
 RANKS=${RANKS:-2}
 T_END=${T_END:-4e-4}
 OUT=${OUT:-/tmp/shard-validation/fragmentation}
+FRACTURE=${FRACTURE:-"{tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}"}
+STAB=${STAB:-}
 job_need_int RANKS FIT_MIN
 job_need_num T_END
 job_need_mpirun
 job_find_shard
 job_out_dir
 mkdir -p "$here/results"
-res=$here/results/fragmentation.txt
+res=${RESULTS:-$here/results/fragmentation.txt}
 {
   echo "Fragmentation of a brittle sphere (R = 0.05 m) hitting a plane, $T_END s after contact; tau fitted over fragments of >= $FIT_MIN particles"
+  echo "fracture: $FRACTURE; stabilization: ${STAB:-the default}"
   printf '%-6s %6s %10s %8s %9s %10s %9s %9s %10s %8s %8s\n' "R/s" "V_m/s" particles steps broken% fragments singles ">=fit" largest tau tau_err
 } | tee "$res"
 for d in $DIVS; do
@@ -42,7 +48,8 @@ for d in $DIVS; do
   scene=$OUT/sphere_${d}_$V.yaml
   job_shatter_scene "$scene" "$d" "$V" "$T_END" jobs/validation/fragmentation.sh \
     "fragments: {fit_min: $FIT_MIN}
-output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}"
+output: {every_time: $(awk -v t="$T_END" 'BEGIN { printf "%.6g", t / 8 }'), fields: [damage, fragment]}" \
+    "$FRACTURE" "$STAB"
   run=$OUT/run_${d}_$V
   rm -rf "$run"
   job_mpirun "$RANKS" "$run" "$SHARD" run "$scene" --out "$run" --quiet
