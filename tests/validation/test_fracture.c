@@ -30,8 +30,8 @@
  *    after contact 25-65 % of its bonds are broken, the largest fragment holds less than 80 % of the mass,
  *    single particles less than 35 %, at least 4 fragments of 3 particles or more (the largest left out)
  *    enter the fit of tau, and tau lies in (1.1, 1.8): the band of every such run at R/12-R/25 and 13-24 m/s
- *    (1.16-1.58).  Which large pieces are still joined at 0.4 ms changes with the speed and the resolution
- *    (the largest holds 0.1-0.73 of the mass), so no more than that is asserted.  With the strength
+ *    (1.16-1.58).  How the sphere divides into large pieces changes with the speed and the resolution (the
+ *    largest holds 0.1-0.73 of the mass, and the breaking is over by 0.4 ms), so no more than that is asserted.  With the strength
  *    criterion of case 4 the sphere stays one body plus single particles: no fragment enters the fit.
  */
 #include "validation.h"
