@@ -1,4 +1,4 @@
-/* Validation: fracture of the meshless solid (fracture.h), at two spacings each.
+/* Validation: fracture of the meshless solid (fracture.h), at two spacings each (case 5: two speeds at one).
  *
  * 1. Critical stretch in tension.  A bar 0.1 x 0.02 x 0.02 m (E = 100 MPa, nu = 0, rho = 1000 kg/m^3,
  *    s_c = 0.01, the default stabilisation of a breaking material) is pulled apart by its end layers at
@@ -26,11 +26,11 @@
  *    push them together at 0.5 m/s each, by 12 mm in all (2.4 and 4.8 spacings).  The halves must not pass through each other (the right half's
  *    smallest x stays above the left half's largest), and the fragment analysis finds exactly two fragments.
  * 5. A sphere that splits (fragment statistics, docs/validation.md): the glass sphere with a fracture energy
- *    of 200 J/m^2 (stabilization 1) hits the plane at 16 sqrt(R / (15 s)) m/s, at R/12 and R/15; 0.4 ms
- *    after contact 25-65 % of its bonds are broken, the largest fragment holds less than 80 % of the mass,
- *    single particles less than 35 %, at least 4 fragments of 3 particles or more (the largest left out)
- *    enter the fit of tau, and tau lies in (1.1, 1.8): the band of every such run at R/12-R/25 and 13-24 m/s
- *    (1.16-1.58).  How the sphere divides into large pieces changes with the speed and the resolution (the
+ *    of 200 J/m^2 (stabilization 1) hits the plane at 16 and 20 m/s at R/15; 0.4 ms after contact 25-65 % of
+ *    its bonds are broken, the largest fragment holds less than 80 % of the mass, single particles less than
+ *    35 %, at least 8 fragments of 3 particles or more (the largest left out) enter the fit of tau, and tau
+ *    lies in (1.1, 1.8): the band of every run at R/15 from 14 to 24 m/s (8-36 fragments in the fit, tau
+ *    1.28-1.58; at R/12 the fit holds as few as 4).  How the sphere divides into large pieces changes with the speed and the resolution (the
  *    largest holds 0.1-0.73 of the mass, and the breaking is over by 0.4 ms), so no more than that is asserted.  With the strength
  *    criterion of case 4 the sphere stays one body plus single particles: no fragment enters the fit.
  */
@@ -282,11 +282,10 @@ static void shatter(shard_comm *comm, int divs)
 }
 
 /* 5: the break-up of a glass sphere with a fracture energy (jobs/validation/fragmentation.sh's scene with
- * energy_release_rate 200 and stabilization 1; docs/validation.md), at the speed that loads it as far past its
- * horizon-dependent threshold as 16 m/s at R/15 (v ~ sqrt(R/s), since s_c ~ h^-1/2), 0.4 ms after contact. */
-static void split(shard_comm *comm, int divs)
+ * energy_release_rate 200 and stabilization 1; docs/validation.md) at R/15 and v m/s, 0.4 ms after contact. */
+static void split(shard_comm *comm, double v)
 {
-    double v = 16.0 * sqrt(divs / 15.0);
+    const int divs = 15;
     shard_sim *sim = sphere_on_plane(comm, "split.yaml", "end_time: 4e-4",
                                      "stabilization: 1, fracture: {energy_release_rate: 200}", divs, v);
     if (!sim)
@@ -309,7 +308,7 @@ static void split(shard_comm *comm, int divs)
            divs, v, 100.0 * broken, (long long)st->n_fragments, st->largest_mass / st->total_mass,
            singles / st->total_mass, st->tau, st->tau_error, (long long)st->n_fit);
     SHARD_ENSURE(broken > 0.25 && broken < 0.65);
-    SHARD_ENSURE(st->n_fit >= 4);
+    SHARD_ENSURE(st->n_fit >= 8);
     SHARD_ENSURE(st->largest_mass < 0.8 * st->total_mass);
     SHARD_ENSURE(singles < 0.35 * st->total_mass);
     SHARD_ENSURE(st->tau > 1.1 && st->tau < 1.8);
@@ -326,7 +325,7 @@ int main(int argc, char **argv)
         burst(comm, 2.0 * spacing[k]);
         crack_faces(comm, spacing[k]);
         shatter(comm, 6 + 2 * k);
-        split(comm, 12 + 3 * k);
+        split(comm, k ? 20.0 : 16.0);
     }
     shard_comm_finalize(&comm);
     return SHARD_TEST_RESULT();
