@@ -195,10 +195,12 @@ EOF
 # job_shatter_scene FILE DIV V T_END WHO [EXTRA]: a brittle glass sphere (R = 50 mm, R / spacing = DIV; E = 72 GPa,
 # nu = 0.22, rho = 2440 kg/m^3, tensile strength 50 MPa with a Weibull scatter of modulus 8, surface sampling)
 # hitting a rigid plane at V m/s, run for T_END s; EXTRA (lines) is appended; WHO names the generating script.
-# FRACTURE (a flow mapping) replaces the fracture section and STAB (in [0, 1]) sets the material's stabilization.
+# FRACTURE (a flow mapping; default JOB_SHATTER_FRACTURE) replaces the fracture section and STAB (in [0, 1]) sets
+# the material's stabilization.
+JOB_SHATTER_FRACTURE="{tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}"
 job_shatter_scene() {
     local file=$1 div=$2 v=$3 t_end=$4 who=$5 extra=${6:-}
-    local fracture=${7:-"{tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}"} stab=${8:-}
+    local fracture=${7:-$JOB_SHATTER_FRACTURE} stab=${8:-}
     local s
     s=$(awk -v d="$div" 'BEGIN { printf "%.10g", 0.05 / d }')
     cat >"$file" <<EOF

@@ -16,7 +16,7 @@
 # FRACTURE (the material's fracture mapping, default the strength above), STAB (its stabilization; default the
 # material default, 0.1 with fracture), OUT (/tmp/shard-validation/fragmentation), RESULTS (the table's file,
 # jobs/validation/results/fragmentation.txt), SHARD.  Writes the scenes and runs under OUT and a table on stdout
-# and in jobs/validation/results/fragmentation.txt.
+# and in RESULTS.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=jobs/lib.sh
@@ -27,7 +27,7 @@ FIT_MIN=${FIT_MIN:-3}
 RANKS=${RANKS:-2}
 T_END=${T_END:-4e-4}
 OUT=${OUT:-/tmp/shard-validation/fragmentation}
-FRACTURE=${FRACTURE:-"{tensile_strength: 50e6, weibull_modulus: 8, weibull_seed: 1}"}
+FRACTURE=${FRACTURE:-$JOB_SHATTER_FRACTURE}
 STAB=${STAB:-}
 job_need_int RANKS FIT_MIN
 job_need_num T_END
