@@ -45,6 +45,10 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
     if (bd->n_notches > 0)
         return shard_error_at(err, sc->path, &bd->notches[0].loc, "body '%s' is a cloth: it cannot have notches",
                               bd->name);
+    if (bd->clamp_loc.line > 0)
+        return shard_error_at(err, sc->path, &bd->clamp_loc,
+                              "body '%s' is a cloth: `clamp` is for solids (its held vertices are held as they are)",
+                              bd->name);
     if (bd->n_tractions > 0)
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is a cloth: tractions are for lattice bodies (use prescribed vertices)",

@@ -5,6 +5,7 @@
  * h = support x spacing. */
 #include "shard/matter.h"
 
+#include "shard/sample.h"
 #include "shard/solid.h"
 
 #include <math.h>
@@ -47,9 +48,26 @@ static double shard_matter_solid_bond_radius(const shard_scene *sc, int b)
     return sc->bodies[b].support * sc->bodies[b].spacing;
 }
 
+/* The wall rule (solid.h) of every slot, owned and ghost, from the body's constraints, in the bodies with
+ * `clamp: face`. */
+static void shard_matter_solid_walls(const shard_matter_ctx *c, const shard_solid_arrays *a)
+{
+    const shard_particles *p = c->ph->p;
+    const shard_block *blk = c->block;
+    for (size_t k = 0; k < blk->n_owned + blk->n_ghost; k++) {
+        size_t i = k < blk->n_owned ? blk->first + k : blk->ghost_first + (k - blk->n_owned);
+        const shard_body_def *bd = &c->ph->scene->bodies[p->body[i]];
+        double *w = a->wall + 4 * k;
+        w[3] = bd->clamp == SHARD_CLAMP_FACE && shard_sample_wall(bd, p->X + 3 * i, w) ? SHARD_SOLID_WALL_HELD
+                                                                                         : SHARD_SOLID_WALL_NONE;
+    }
+    shard_solid_walls(p, c->ph->bonds, a);
+}
+
 static void shard_matter_solid_prepare(const shard_matter_ctx *c)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
+    shard_matter_solid_walls(c, &a);
     shard_solid_reference_moments(c->ph->p, c->ph->ref_bonds, c->bodies, &a);
     shard_solid_moments(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold);
 }

@@ -458,11 +458,33 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], const 
     }
 }
 
+static int shard_sample_constraint_timed(const shard_constraint *con)
+{
+    return con->start > 0.0 || con->end > con->start || con->spin[0] != 0.0 || con->spin[1] != 0.0 ||
+           con->spin[2] != 0.0;
+}
+
+int shard_sample_wall(const shard_body_def *b, const double X[3], double o[3])
+{
+    o[0] = o[1] = o[2] = 0.0;
+    for (int k = b->n_constraints - 1; k >= 0; k--) {
+        const shard_constraint *con = &b->constraints[k];
+        if (!shard_shape_contains(&con->region, X))
+            continue;
+        if (shard_sample_constraint_timed(con))
+            return 0;
+        double n[3], d = shard_shape_surface(&con->region, X, n); /* positive inside, n outwards */
+        for (int c = 0; c < 3; c++)
+            o[c] = d * n[c];
+        return 1;
+    }
+    return 0;
+}
+
 int shard_sample_constraints_timed(const shard_body_def *b)
 {
     for (int k = 0; k < b->n_constraints; k++)
-        if (b->constraints[k].start > 0.0 || b->constraints[k].end > b->constraints[k].start ||
-            b->constraints[k].spin[0] != 0.0 || b->constraints[k].spin[1] != 0.0 || b->constraints[k].spin[2] != 0.0)
+        if (shard_sample_constraint_timed(&b->constraints[k]))
             return 1;
     return 0;
 }

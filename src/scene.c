@@ -990,6 +990,13 @@ static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->sampling);
 }
 
+static int shard_scene_parse_clamp(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    static const char *const names[] = {[SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face"};
+    shard_scene_make_loc(&((shard_body_def *)target)->clamp_loc, n, path);
+    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->clamp);
+}
+
 static int shard_scene_parse_motion(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     static const char *const names[] = {[SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic"};
@@ -1170,6 +1177,7 @@ static const shard_scene_field body_rows[] = {
     {.key = "motion", .kind = FK_CUSTOM, .parse = shard_scene_parse_motion},
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
     {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
+    {.key = "clamp", .kind = FK_CUSTOM, .parse = shard_scene_parse_clamp},
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
     {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
 };

@@ -141,6 +141,7 @@ shard_solid_arrays shard_solid_view(const shard_block *b)
                                 .wx = b->col[SHARD_SOLID_WX], .eps_p = b->col[SHARD_SOLID_EPS_P],
                                 .sigma = b->col[SHARD_SOLID_SIGMA], .frac = b->col[SHARD_SOLID_FRAC],
                                 .mode = b->col[SHARD_SOLID_MODE], .scale = b->col[SHARD_SOLID_SCALE],
+                                .wall = b->col[SHARD_SOLID_WALL],
                                 .first = b->first, .n_owned = b->n_owned, .ghost_first = b->ghost_first};
 }
 
@@ -150,12 +151,46 @@ static inline size_t shard_solid_slot(const shard_solid_arrays *a, size_t j)
     return j < a->ghost_first ? j - a->first : a->n_owned + (j - a->ghost_first);
 }
 
+/* The wall rule (solid.h): whether owned particle i's fit samples its held partners at the clamp's face. */
+static inline int shard_solid_near_wall(const shard_solid_arrays *a, size_t i)
+{
+    return a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_NEAR;
+}
+
+/* For a particle near a wall (wa != NULL), the bond vector d to partner j moves to j's sample point on the
+ * clamp's face when j is held, and its weight w to that point's distance. */
+static inline void shard_solid_wall_shift(const shard_solid_arrays *wa, size_t j, double inv_h2, double *d0,
+                                          double *d1, double *d2, double *w)
+{
+    const double *o = wa->wall + 4 * shard_solid_slot(wa, j);
+    if (o[3] == SHARD_SOLID_WALL_HELD) {
+        *d0 += o[0], *d1 += o[1], *d2 += o[2];
+        *w = shard_solid_weight(*d0 * *d0 + *d1 * *d1 + *d2 * *d2, inv_h2);
+    }
+}
+
+void shard_solid_walls(const shard_particles *p, const shard_csr *bonds, const shard_solid_arrays *a)
+{
+    for (size_t i = a->first; i < a->first + a->n_owned; i++) {
+        double *wi = a->wall + 4 * (i - a->first);
+        if (wi[3] == SHARD_SOLID_WALL_HELD)
+            continue;
+        wi[3] = SHARD_SOLID_WALL_NONE;
+        for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++)
+            if (a->wall[4 * shard_solid_slot(a, (size_t)bonds->idx[b]) + 3] == SHARD_SOLID_WALL_HELD) {
+                wi[3] = SHARD_SOLID_WALL_NEAR;
+                break;
+            }
+    }
+}
+
 /* The moment matrix A of owned particle i over `bonds` into A (6), sum_j w_ij x_ij into s (3). */
 static void shard_solid_moment_sums(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                                    size_t i, double A[6], double s[3])
+                                    const shard_solid_arrays *a, size_t i, double A[6], double s[3])
 {
     const double *Xi = p->X + 3 * i;
     double inv_h2 = sp[p->body[i]].inv_h2;
+    const shard_solid_arrays *wa = shard_solid_near_wall(a, i) ? a : NULL;
     for (int k = 0; k < 6; k++)
         A[k] = 0.0;
     s[0] = s[1] = s[2] = 0.0;
@@ -163,6 +198,8 @@ static void shard_solid_moment_sums(const shard_particles *p, const shard_csr *b
         const double *Xj = p->X + 3 * (size_t)bonds->idx[b];
         double d0 = Xj[0] - Xi[0], d1 = Xj[1] - Xi[1], d2 = Xj[2] - Xi[2];
         double w = shard_solid_weight(d0 * d0 + d1 * d1 + d2 * d2, inv_h2);
+        if (wa)
+            shard_solid_wall_shift(wa, (size_t)bonds->idx[b], inv_h2, &d0, &d1, &d2, &w);
         A[0] += w * d0 * d0, A[1] += w * d0 * d1, A[2] += w * d0 * d2;
         A[3] += w * d1 * d1, A[4] += w * d1 * d2, A[5] += w * d2 * d2;
         s[0] += w * d0, s[1] += w * d1, s[2] += w * d2;
@@ -176,7 +213,7 @@ void shard_solid_reference_moments(const shard_particles *p, const shard_csr *re
         if (sp[p->body[i]].frac.criterion == SHARD_FRACTURE_NONE)
             continue;
         double A[6], s[3], Ainv[6];
-        shard_solid_moment_sums(p, ref_bonds, sp, i, A, s);
+        shard_solid_moment_sums(p, ref_bonds, sp, a, i, A, s);
         shard_sym3_pinv_min(A, 0.0, Ainv, &a->frac[3 * (i - a->first) + 2]);
     }
 }
@@ -223,7 +260,11 @@ static double shard_solid_bond_energy(const shard_particles *p, const shard_csr 
 }
 
 static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
-                                         double inv_h2, size_t i, int rate, double c2, double J[9], double Jd[9]);
+                                         double inv_h2, size_t i, int rate, double c2,
+                                         const shard_solid_arrays *wa, double J[9], double Jd[9]);
+static inline void shard_solid_kinematics_for(const shard_particles *p, const shard_csr *bonds,
+                                              const shard_solid_params *s, const shard_solid_arrays *a, size_t i,
+                                              double J[9], double Jd[9]);
 
 /* A^+ and sum_j w_ij x_ij of owned particle i; for a breaking body that has just `lost` bonds, the energy rule
  * of fracture.h (the switch to bond-based, or beta).  Returns the rank of A, and 1 in *became when the
@@ -233,7 +274,7 @@ static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bo
                                    int *became)
 {
     double A[6], wx[3];
-    shard_solid_moment_sums(p, bonds, sp, i, A, wx);
+    shard_solid_moment_sums(p, bonds, sp, a, i, A, wx);
     size_t k = i - a->first;
     memcpy(a->wx + 3 * k, wx, sizeof wx);
     const shard_fracture_params *fp = &sp[p->body[i]].frac;
@@ -266,8 +307,8 @@ static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bo
         *became = 1;
         return rank;
     }
-    double J[9], Jd[9];
-    shard_solid_kinematics(p, bonds, a->Ainv + 6 * k, s->inv_h2, i, 0, 0.0, J, Jd);
+    double J[9];
+    shard_solid_gradient(p, bonds, sp, a, i, J);
     double U = p->volume[i] * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
     if (beta * U > before) /* the re-fit raised it: beta <- beta U_before / U_after */
         a->scale[2 * k + 1] = 1.0 - before / U;
@@ -310,8 +351,8 @@ void shard_solid_energy_before(const shard_particles *p, const shard_csr *bonds,
         const shard_solid_params *s = &sp[p->body[i]];
         if (s->frac.criterion == SHARD_FRACTURE_NONE || a->scale[2 * k] != 0.0)
             continue;
-        double J[9], Jd[9];
-        shard_solid_kinematics(p, bonds, a->Ainv + 6 * k, s->inv_h2, i, 0, 0.0, J, Jd);
+        double J[9];
+        shard_solid_gradient(p, bonds, sp, a, i, J);
         a->mode[2 * k + 1] = p->volume[i] * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
     }
 }
@@ -470,7 +511,8 @@ static double shard_solid_cauchy(const double P[9], const double J[9], double sg
  * here instead of a second pass over every bond); c2 is 0 at every call that does not need it, and the inliner
  * drops the test there. */
 static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
-                                         double inv_h2, size_t i, int rate, double c2, double J[9], double Jd[9])
+                                         double inv_h2, size_t i, int rate, double c2,
+                                         const shard_solid_arrays *wa, double J[9], double Jd[9])
 {
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *vi = p->v + 3 * i;
     double Mu[9] = {0}, Mv[9] = {0};
@@ -484,7 +526,10 @@ static inline int shard_solid_kinematics(const shard_particles *p, const shard_c
         double e0 = xj[0] - xi[0], e1 = xj[1] - xi[1], e2 = xj[2] - xi[2];
         if (c2 > 0.0)
             hit |= e0 * e0 + e1 * e1 + e2 * e2 >= c2 * R2;
-        double u0 = w * (e0 - d0), u1 = w * (e1 - d1), u2 = w * (e2 - d2);
+        double u0 = e0 - d0, u1 = e1 - d1, u2 = e2 - d2;
+        if (wa) /* the same displacement difference, sampled at the clamp's face */
+            shard_solid_wall_shift(wa, j, inv_h2, &d0, &d1, &d2, &w);
+        u0 *= w, u1 *= w, u2 *= w;
         Mu[0] += u0 * d0, Mu[1] += u0 * d1, Mu[2] += u0 * d2;
         Mu[3] += u1 * d0, Mu[4] += u1 * d1, Mu[5] += u1 * d2;
         Mu[6] += u2 * d0, Mu[7] += u2 * d1, Mu[8] += u2 * d2;
@@ -505,32 +550,37 @@ static inline int shard_solid_kinematics(const shard_particles *p, const shard_c
     return hit;
 }
 
-/* J and Jdot with the rate only where the material's damping needs it. */
-static inline void shard_solid_kinematics_for(const shard_particles *p, const shard_csr *bonds,
-                                              const shard_solid_params *s, const double *Ainv, size_t i,
-                                              double J[9], double Jd[9])
-{
-    if (s->beta > 0.0)
-        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, 0.0, J, Jd);
-    else
-        shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, 0.0, J, Jd);
-}
-
-/* The same, with the fracture filter of the stretch rule (c2 > 0): returns the filter's verdict. */
+/* J and Jdot of owned particle i with the rate only where the material's damping needs it, and with the fracture
+ * filter of the stretch rule where c2 > 0 (returns its verdict).  The rare particles near a wall take the
+ * loop with the wall rule; the others keep the plain one (each call below has constant flags). */
 static inline int shard_solid_kinematics_check(const shard_particles *p, const shard_csr *bonds,
-                                               const shard_solid_params *s, const double *Ainv, size_t i,
+                                               const shard_solid_params *s, const shard_solid_arrays *a, size_t i,
                                                double c2, double J[9], double Jd[9])
 {
+    const double *Ainv = a->Ainv + 6 * (i - a->first);
+    if (shard_solid_near_wall(a, i))
+        return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, s->beta > 0.0, c2, a, J, Jd);
     if (s->beta > 0.0)
-        return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, c2, J, Jd);
-    return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, c2, J, Jd);
+        return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 1, c2, NULL, J, Jd);
+    return shard_solid_kinematics(p, bonds, Ainv, s->inv_h2, i, 0, c2, NULL, J, Jd);
+}
+
+static inline void shard_solid_kinematics_for(const shard_particles *p, const shard_csr *bonds,
+                                              const shard_solid_params *s, const shard_solid_arrays *a, size_t i,
+                                              double J[9], double Jd[9])
+{
+    shard_solid_kinematics_check(p, bonds, s, a, i, 0.0, J, Jd);
 }
 
 void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                           const shard_solid_arrays *a, size_t i, double J[9])
 {
     double Jd[9];
-    shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, 0.0, J, Jd);
+    const double *Ainv = a->Ainv + 6 * (i - a->first);
+    if (shard_solid_near_wall(a, i))
+        shard_solid_kinematics(p, bonds, Ainv, sp[p->body[i]].inv_h2, i, 0, 0.0, a, J, Jd);
+    else
+        shard_solid_kinematics(p, bonds, Ainv, sp[p->body[i]].inv_h2, i, 0, 0.0, NULL, J, Jd);
 }
 
 /* The stress the Rankine rule reads at a bond-based particle (fracture.h): the virial of its bonds' forces in
@@ -575,9 +625,9 @@ static inline void shard_solid_stress_one(const shard_particles *p, const shard_
     }
     double J[9], Jd[9], P[9], S[6], PA[9];
     if (s->frac.criterion == SHARD_FRACTURE_STRETCH)
-        a->frac[3 * k + 1] = shard_solid_kinematics_check(p, bonds, s, Ainv, i, a->frac[3 * k], J, Jd);
+        a->frac[3 * k + 1] = shard_solid_kinematics_check(p, bonds, s, a, i, a->frac[3 * k], J, Jd);
     else
-        shard_solid_kinematics_for(p, bonds, s, Ainv, i, J, Jd);
+        shard_solid_kinematics_for(p, bonds, s, a, i, J, Jd);
     shard_solid_material(s, J, Jd, a->eps_p + 6 * k, dt, P, S);
     if (s->frac.criterion == SHARD_FRACTURE_RANKINE) {
         /* and a bound of its largest principal stress: max over rows of s_rr + sum |s_rc| (Gershgorin) */
@@ -630,6 +680,7 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
     double inv_h2 = sp[p->body[i]].inv_h2, ks2 = 2.0 * sp[p->body[i]].ks;
     double f0 = 0.0, f1 = 0.0, f2 = 0.0, g0 = 0.0, g1 = 0.0, g2 = 0.0;
+    const int walls = stab && shard_solid_near_wall(a, i); /* only a particle near a wall has held partners */
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
         const double *Xj = p->X + 3 * j, *Bj = a->B + 9 * (ghosts ? shard_solid_slot(a, j) : j - a->first);
@@ -639,8 +690,14 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
         f0 += Bj[0] * wd0 + Bj[1] * wd1 + Bj[2] * wd2;
         f1 += Bj[3] * wd0 + Bj[4] * wd1 + Bj[5] * wd2;
         f2 += Bj[6] * wd0 + Bj[7] * wd1 + Bj[8] * wd2;
-        if (stab) { /* the stabilisation's other share: 2 k_s sum_j w_ij u_ij, u_ij = (x_j - x_i) - x_ij */
+        if (stab) { /* the stabilisation's other share: 2 k_s sum_j w_ij u_ij, u_ij = (x_j - x_i) - x_ij (with a
+                     * held partner, i's half weighed at the partner's point on the clamp's face: the wall rule) */
             const double *xj = p->x + 3 * j;
+            const double *o = walls ? a->wall + 4 * (ghosts ? shard_solid_slot(a, j) : j - a->first) : NULL;
+            if (o && o[3] == SHARD_SOLID_WALL_HELD) {
+                double e0 = d0 + o[0], e1 = d1 + o[1], e2 = d2 + o[2];
+                w = 0.5 * (w + shard_solid_weight(e0 * e0 + e1 * e1 + e2 * e2, inv_h2));
+            }
             g0 += w * ((xj[0] - xi[0]) - d0);
             g1 += w * ((xj[1] - xi[1]) - d1);
             g2 += w * ((xj[2] - xi[2]) - d2);
@@ -686,6 +743,35 @@ static void shard_solid_bond_based_one(const shard_particles *p, const shard_csr
         f[3 * i + 0] += g[0], f[3 * i + 1] += g[1], f[3 * i + 2] += g[2];
 }
 
+/* The force on a particle held by the wall rule (solid.h) that has partners near the wall: the same gather as
+ * shard_solid_force_one, except that a free partner's energy samples it at its point on the clamp's face
+ * (x_ji - o_i there, weighed at that point's distance).  Its velocity is prescribed, so this is its reaction. */
+static void shard_solid_force_held(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                   const shard_solid_arrays *a, double *f, size_t i)
+{
+    size_t k = i - a->first;
+    const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
+    const double *o = a->wall + 4 * k;
+    double inv_h2 = sp[p->body[i]].inv_h2, ks = sp[p->body[i]].ks, g[3];
+    for (int r = 0; r < 3; r++)
+        g[r] = Bi[3 * r] * s[0] + Bi[3 * r + 1] * s[1] + Bi[3 * r + 2] * s[2];
+    for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+        size_t j = (size_t)bonds->idx[b], sj = shard_solid_slot(a, j);
+        const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j, *Bj = a->B + 9 * sj;
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double w = shard_solid_weight(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], inv_h2), wj = w;
+        if (a->wall[4 * sj + 3] != SHARD_SOLID_WALL_HELD) { /* a free partner samples i on the face */
+            for (int r = 0; r < 3; r++)
+                d[r] -= o[r];
+            wj = shard_solid_weight(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], inv_h2);
+        }
+        for (int r = 0; r < 3; r++)
+            g[r] += wj * (Bj[3 * r] * d[0] + Bj[3 * r + 1] * d[1] + Bj[3 * r + 2] * d[2]) +
+                    ks * (w + wj) * ((xj[r] - xi[r]) - (Xj[r] - Xi[r]));
+    }
+    f[3 * i + 0] += g[0], f[3 * i + 1] += g[1], f[3 * i + 2] += g[2];
+}
+
 void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                              const shard_solid_arrays *a, double *f, const int32_t *list, size_t n, int ghosts)
 {
@@ -693,7 +779,9 @@ void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, c
     for (size_t k = 0; k < n; k++) {
         size_t i = (size_t)list[k];
         int stab = sp[p->body[i]].ks > 0.0;
-        if (ghosts)
+        if (a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_HELD)
+            shard_solid_force_held(p, bonds, sp, a, f, i);
+        else if (ghosts)
             stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
         else
             stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 0, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 0, 0);
@@ -706,7 +794,9 @@ void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const 
                         const shard_solid_arrays *a, double *f)
 {
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
-        if (sp[p->body[i]].ks > 0.0)
+        if (a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_HELD)
+            shard_solid_force_held(p, bonds, sp, a, f, i);
+        else if (sp[p->body[i]].ks > 0.0)
             shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1);
         else
             shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
@@ -723,7 +813,7 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         const shard_solid_params *s = &sp[p->body[i]];
         size_t k = i - a->first;
         double J[9], Jd[9], P[9], S[6], ep[6];
-        shard_solid_kinematics_for(p, bonds, s, a->Ainv + 6 * k, i, J, Jd);
+        shard_solid_kinematics_for(p, bonds, s, a, i, J, Jd);
         /* A copy and dt = 0: the material update then leaves the plastic strain exactly as it is. */
         memcpy(ep, a->eps_p + 6 * k, sizeof ep);
         shard_solid_material(s, J, Jd, ep, 0.0, P, S);
@@ -777,17 +867,23 @@ size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, co
 /* k_s / 2 sum_j w_ij |z_ij|^2, z_ij = u_ij - (J_i - I) x_ij: the part of the bonds' displacement that the
  * particle's affine fit misses. */
 static double shard_solid_stabilization_energy(const shard_particles *p, const shard_csr *bonds,
-                                               const shard_solid_params *s, const double J[9], size_t i)
+                                               const shard_solid_params *s, const shard_solid_arrays *a,
+                                               const double J[9], size_t i)
 {
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+    const shard_solid_arrays *wa = shard_solid_near_wall(a, i) ? a : NULL;
     double sum = 0.0;
     for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
         size_t j = (size_t)bonds->idx[b];
         const double *Xj = p->X + 3 * j, *xj = p->x + 3 * j;
-        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]};
+        double d[3] = {Xj[0] - Xi[0], Xj[1] - Xi[1], Xj[2] - Xi[2]}, u[3];
         double w = shard_solid_weight(d[0] * d[0] + d[1] * d[1] + d[2] * d[2], s->inv_h2);
+        for (int r = 0; r < 3; r++)
+            u[r] = (xj[r] - xi[r]) - d[r];
+        if (wa)
+            shard_solid_wall_shift(wa, j, s->inv_h2, &d[0], &d[1], &d[2], &w);
         for (int r = 0; r < 3; r++) {
-            double z = (xj[r] - xi[r]) - d[r];
+            double z = u[r];
             for (int c = 0; c < 3; c++)
                 z -= (J[3 * r + c] - (r == c ? 1.0 : 0.0)) * d[c];
             sum += w * z * z;
@@ -812,6 +908,7 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         shard_solid_gradient(p, bonds, sp, a, i, J);
         double U = (1.0 - a->scale[2 * k + 1]) * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
         /* the bond stabilisation's energy is the particle's, not per volume */
-        add(ctx, p->volume[i] * U + (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, J, i) : 0.0));
+        add(ctx, p->volume[i] * U +
+                     (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, a, J, i) : 0.0));
     }
 }

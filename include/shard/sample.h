@@ -80,6 +80,10 @@ void shard_sample_motion(const shard_body_def *b, const double c[3], const doubl
  * its spin about its moving centre (spin x (x - center - velocity (t - start))). Local. */
 void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t,
                               double vpres[3], uint32_t *flags);
+/* The wall rule (solid.h): 1 when the particle at rest position X is held for the whole run by a region that
+ * does not turn (the last constraint holding it has no time window and no spin), and then in o the offset from X
+ * to the nearest point of that region's surface; 0 (o = 0) otherwise. Local. */
+int shard_sample_wall(const shard_body_def *b, const double X[3], double o[3]);
 /* Whether some constraint of body b has a time window or a spin (then the driver re-applies them at every
  * step). */
 int shard_sample_constraints_timed(const shard_body_def *b);

@@ -90,6 +90,7 @@ typedef struct shard_traction {
 /* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface
  * particles moved onto the true surface. */
 enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
+enum { SHARD_CLAMP_PARTICLES = 0, SHARD_CLAMP_FACE = 1 };
 /* How a rigid body moves (rigid.h): by its forces and contacts, or with its initial velocity and angular velocity
  * whatever touches it (an infinite mass to its contacts). */
 enum { SHARD_MOTION_DYNAMIC = 0, SHARD_MOTION_KINEMATIC = 1 };
@@ -110,6 +111,9 @@ typedef struct shard_body_def {
     shard_src_loc bending_loc;
     double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
     int sampling;            /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
+    int clamp;               /* how held regions meet a solid's free particles: SHARD_CLAMP_PARTICLES (default) or
+                              * SHARD_CLAMP_FACE (the wall rule, solid.h) */
+    shard_src_loc clamp_loc;  /* where `clamp` was given (line 0: not given) */
     double velocity[3];      /* initial velocity, m/s */
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles (a rigid
                                  * body: about its centre of mass), rad/s */

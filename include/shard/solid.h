@@ -124,10 +124,33 @@ void shard_solid_material(const shard_solid_params *sp, const double J[9], const
     X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                           \
     X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")                                                      \
     X_(SHARD_SOLID_SCALE, double, 2, SHARD_FIELD_STATE, "fracture_scale")                                       \
-    X_(SHARD_SOLID_MODE, double, 2, 0, "bond_mode")
+    X_(SHARD_SOLID_MODE, double, 2, 0, "bond_mode")                                                             \
+    X_(SHARD_SOLID_WALL, double, 4, 0, "wall")
 enum {
     SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_SIGMA, SHARD_SOLID_FRAC,
-    SHARD_SOLID_SCALE, SHARD_SOLID_MODE, SHARD_SOLID_N_ROWS
+    SHARD_SOLID_SCALE, SHARD_SOLID_MODE, SHARD_SOLID_WALL, SHARD_SOLID_N_ROWS
+};
+
+/* The wall rule (a body's `clamp: face`, scene.h).  A particle held for the whole run by a region that does not
+ * turn (a `fixed` region, or an untimed `prescribed` one without spin) belongs to a clamp whose face is the
+ * region's surface.  A free particle's fit samples such a held partner j at the point of that surface nearest j,
+ * X_j + o_j (moving with it: x_j + o_j), instead of at X_j: the displacement difference u_ij is the same, the bond
+ * vector becomes x_ij + o_j and its weight w(|x_ij + o_j|).  The linear fit then spans the smooth field on the
+ * free side up to the face, not the kink of the displacement's slope at the face, which a stencil reaching into
+ * the held layer averages away (a clamped beam's first layer saw 0.74 of its bending strain and the beam turned
+ * at the clamp).  The held particles themselves are unchanged: material whose motion is prescribed, with their
+ * own fits and energy (making them rigid and energy-free exposes the correspondence model's zero-energy modes at
+ * the face); a held particle's force, its reaction, takes its free partners' energies as they sample it.  This
+ * is the boundary-point treatment of essential conditions (the face carries the prescribed displacement, as the
+ * boundary nodes of a finite-element mesh do), rather than a fictitious layer whose displacements mirror the
+ * free ones through the face (Madenci & Oterkus, Peridynamic Theory and Its Applications, 2014), which needs
+ * each held particle's mirror partner, however far.  It is for clamps in bending, not the default: a grip pulled
+ * along the body loads the first free layer less and the next more.  docs/validation.md ("Thin parts").
+ * The row holds per slot (owned and ghosts) o (3) and its kind: */
+enum {
+    SHARD_SOLID_WALL_NONE = 0, /* free, with no held partner */
+    SHARD_SOLID_WALL_HELD = 1, /* held by the wall rule: o is its offset to the region's surface */
+    SHARD_SOLID_WALL_NEAR = 2, /* owned, not held, with a held partner: its fit uses the offsets */
 };
 
 /* The kernels' view of the block: slot s of every array belongs to local particle first + s (owned, s <
@@ -149,11 +172,16 @@ typedef struct shard_solid_arrays {
                           * stiffness at its breaks (fracture.h) */
     double *mode;        /* 2 per owned slot (bodies that break): 1 where the particle or one of its partners is
                           * bond-based, and the particle's correspondence energy v U(J) before its last loss */
+    double *wall;        /* 4 per slot (owned and ghosts): the wall rule's offset and kind (above) */
     size_t first, n_owned, ghost_first;
 } shard_solid_arrays;
 
 /* The view of a solid block. Local. */
 shard_solid_arrays shard_solid_view(const shard_block *b);
+
+/* After the wall rows of every slot hold their offset and SHARD_SOLID_WALL_HELD or NONE: marks the owned free
+ * particles with a held partner SHARD_SOLID_WALL_NEAR.  Call before the moments.  Local. */
+void shard_solid_walls(const shard_particles *p, const shard_csr *bonds, const shard_solid_arrays *a);
 
 /* A^+ and sum_j w_ij x_ij of every owned particle of the block from its bonds (rest positions of owned and
  * bond-ghost particles). Local. */

@@ -138,6 +138,21 @@ int main(void)
     for (size_t i = 0; i < n; i++)
         prescribed += (all.flags[i] & SHARD_PF_PRESCRIBED) != 0;
     SHARD_ENSURE(prescribed > 0);
+    /* The wall rule's offsets (solid.h): a held particle's to the nearest face of its region (the plate's
+     * untimed, translating grip ends at x = -0.04); none for a free particle, nor where the region turns. */
+    {
+        const double held[3] = {-0.0425, 0.01, 0.02}, loose[3] = {0.0, 0.01, 0.02};
+        double o[3];
+        SHARD_ENSURE(shard_sample_wall(&sc.bodies[0], held, o) == 1);
+        SHARD_ENSURE_NEAR(o[0], 0.0025, 1e-15);
+        SHARD_ENSURE(o[1] == 0.0 && o[2] == 0.0);
+        SHARD_ENSURE(shard_sample_wall(&sc.bodies[0], loose, o) == 0 && o[0] == 0.0);
+        sc.bodies[0].constraints[0].spin[2] = 1.0;
+        SHARD_ENSURE(shard_sample_wall(&sc.bodies[0], held, o) == 0);
+        sc.bodies[0].constraints[0].spin[2] = 0.0, sc.bodies[0].constraints[0].start = 0.1;
+        SHARD_ENSURE(shard_sample_wall(&sc.bodies[0], held, o) == 0);
+        sc.bodies[0].constraints[0].start = 0.0;
+    }
     shard_csr_free(&bonds);
     shard_sampled_free(&all);
     shard_scene_free(&sc);

@@ -585,6 +585,53 @@ static void test_stabilization(void)
     block_free(&b);
 }
 
+/* The wall rule (solid.h): the layer of particles at x < s held, its face at x = s.  A displacement that grows
+ * linearly from the face, u = c (X_x - s) on the free side and 0 on the held one, is a kink for a stencil that
+ * reaches into the held layer; with the rule every free particle's gradient is exact (its fit samples the held
+ * partners on the face).  The forces stay the exact gradient of the energy, which the held particles no longer
+ * store: at free particles next to the face and at held ones (the reaction) too. */
+static void test_wall_rule(void)
+{
+    block b;
+    block_init(&b, 0, 0, 0, 0, 0);
+    b.sp.ks = shard_solid_stabilization_stiffness(0.5, YOUNG, SPACING, SUPPORT * SPACING);
+    for (size_t q = 0; q < b.n; q++) {
+        double *w = b.a.wall + 4 * q;
+        int held = b.p.X[3 * q] < SPACING;
+        w[0] = held ? SPACING - b.p.X[3 * q] : 0.0, w[1] = w[2] = 0.0;
+        w[3] = held ? SHARD_SOLID_WALL_HELD : SHARD_SOLID_WALL_NONE;
+    }
+    shard_solid_walls(&b.p, &b.bonds, &b.a);
+    shard_solid_moments(&b.p, &b.bonds, &b.sp, &b.a, SVD_THRESHOLD);
+    size_t near = 0;
+    for (size_t q = 0; q < b.n; q++)
+        near += b.a.wall[4 * q + 3] == SHARD_SOLID_WALL_NEAR;
+    SHARD_ENSURE(near == (size_t)(NY * NZ * 2)); /* the two layers within 2.2 spacings of a held particle */
+    const double c[3] = {1e-3, -2e-3, 0.5e-3};
+    for (size_t q = 0; q < b.n; q++) {
+        double t = fmax(b.p.X[3 * q] - SPACING, 0.0);
+        for (int r = 0; r < 3; r++)
+            b.p.x[3 * q + r] = b.p.X[3 * q + r] + c[r] * t;
+    }
+    double worst = 0.0;
+    for (size_t q = 0; q < b.n; q++) {
+        if (b.a.wall[4 * q + 3] == SHARD_SOLID_WALL_HELD)
+            continue;
+        double J[9];
+        shard_solid_gradient(&b.p, &b.bonds, &b.sp, &b.a, q, J);
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++)
+                worst = fmax(worst, fabs(J[3 * r + k] - (r == k) - (k == 0 ? c[r] : 0.0)));
+    }
+    printf("wall rule: a displacement growing linearly from the clamp's face: max |J - J_exact| = %.3g over the "
+           "free particles (%zu of them next to the face)\n",
+           worst, near);
+    SHARD_ENSURE(worst < 1e-13);
+    block_smooth_deform(&b);
+    check_forces_are_energy_gradient(&b, "with the wall rule");
+    block_free(&b);
+}
+
 static void test_momentum(void)
 {
     block b;
@@ -955,6 +1002,7 @@ int main(void)
     test_volume_term();
     test_forces_are_energy_gradient();
     test_stabilization();
+    test_wall_rule();
     test_momentum();
     test_plasticity();
     test_damping();
