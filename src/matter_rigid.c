@@ -81,6 +81,9 @@ static int shard_matter_rigid_init(const shard_scene *sc, int b, void *state, sh
     if (bd->n_tractions > 0)
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is rigid: surface tractions act on deformable bodies", bd->name);
+    if (bd->clamp_loc.line > 0)
+        return shard_error_at(err, sc->path, &bd->clamp_loc,
+                              "body '%s' is rigid: `clamp` is for solids' held regions", bd->name);
     return shard_rigid_body_init(sc, b, state, err);
 }
 
