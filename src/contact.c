@@ -19,11 +19,108 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
     cp->kt = shard_contact_mindlin(m->nu) * cp->k;
     cp->zeta = m->contact_damping;
     cp->mu = m->friction;
+    cp->smooth = m->contact_surface == SHARD_SURFACE_SMOOTH && strcmp(bd->kind, "solid") == 0;
 }
 
 static inline double shard_contact_dot(const double a[3], const double b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static inline double shard_contact_step(double x, double lo, double hi) /* smoothstep: 0 below lo, 1 above hi */
+{
+    double t = (x - lo) / (hi - lo);
+    t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    return t * t * (3.0 - 2.0 * t);
+}
+
+void shard_contact_normals(const shard_particles *p, const shard_csr *bonds, const shard_contact_params *cp,
+                           double *nrm)
+{
+    for (size_t i = 0; i < p->n_owned; i++) {
+        double *ni = nrm + 3 * i, s[3] = {0.0, 0.0, 0.0}, den = 0.0;
+        const shard_contact_params *ci = &cp[p->body[i]];
+        if (ci->smooth) {
+            double shell2 = 9.0 * ci->radius * ci->radius; /* 1.5 spacings, squared */
+            const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
+            for (int64_t b = bonds->start[i]; b < bonds->start[i + 1]; b++) {
+                size_t j = (size_t)bonds->idx[b];
+                double D[3] = {p->X[3 * j] - Xi[0], p->X[3 * j + 1] - Xi[1], p->X[3 * j + 2] - Xi[2]};
+                if (shard_contact_dot(D, D) > shell2)
+                    continue;
+                double d[3] = {p->x[3 * j] - xi[0], p->x[3 * j + 1] - xi[1], p->x[3 * j + 2] - xi[2]};
+                s[0] += d[0], s[1] += d[1], s[2] += d[2];
+                den += sqrt(shard_contact_dot(d, d));
+            }
+        }
+        for (int c = 0; c < 3; c++)
+            ni[c] = den > 0.0 ? -s[c] / den : 0.0;
+    }
+}
+
+/* The normal of a contact between two smooth surfaces (contact.h): from the particles' surface normals ni, nj
+ * and the line of centres n (unit, towards j; replaced by the blend), the blend's share a of the surfaces'
+ * normal (0: the line of centres).  Negating n and swapping ni, nj negates the result exactly. */
+static inline double shard_contact_surface_normal(const double ni[3], const double nj[3], double n[3])
+{
+    double li = sqrt(shard_contact_dot(ni, ni)), lj = sqrt(shard_contact_dot(nj, nj));
+    if (!(li > 0.0 && lj > 0.0))
+        return 0.0;
+    /* On a surface (a face gives 0.31, one layer inside 0); flat: a face (0.31) rather than an edge (0.51) */
+    double on = shard_contact_step(li, 0.1, 0.25) * shard_contact_step(lj, 0.1, 0.25);
+    double fi = 1.0 - shard_contact_step(li, 0.4, 0.48), fj = 1.0 - shard_contact_step(lj, 0.4, 0.48);
+    if (!(on > 0.0 && fi + fj > 0.0))
+        return 0.0;
+    double m[3];
+    for (int c = 0; c < 3; c++)
+        m[c] = fi * ni[c] / li - fj * nj[c] / lj; /* the flatter one's outward normal, minus the other's */
+    double lm = sqrt(shard_contact_dot(m, m));
+    if (!(lm > 0.0))
+        return 0.0;
+    double a = on * (fi > fj ? fi : fj) * shard_contact_step(lm / (fi + fj), 0.7, 0.95) *
+               shard_contact_step(shard_contact_dot(m, n) / lm, 0.25, 0.4);
+    if (a == 0.0)
+        return 0.0;
+    for (int c = 0; c < 3; c++)
+        m[c] = a * m[c] / lm + (1.0 - a) * n[c];
+    double l = sqrt(shard_contact_dot(m, m));
+    for (int c = 0; c < 3; c++)
+        n[c] = m[c] / l;
+    return a;
+}
+
+/* The geometry of the contact of particle i with candidate j at contact distance rr: its weight (0: no
+ * contact), unit normal n towards j and overlap delta.  Spheres (weight 1, n along the line of centres) unless
+ * both bodies are smooth (contact.h). */
+static inline double shard_contact_geometry(const shard_particles *p, const double *nrm,
+                                            const shard_contact_params *ci, const shard_contact_params *cj,
+                                            size_t i, size_t j, double rr, double n[3], double *delta)
+{
+    const double *xi = p->x + 3 * i;
+    double d[3] = {p->x[3 * j] - xi[0], p->x[3 * j + 1] - xi[1], p->x[3 * j + 2] - xi[2]};
+    double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    int smooth = nrm && ci->smooth && cj->smooth;
+    if ((!smooth && r2 >= rr * rr) || r2 == 0.0)
+        return 0.0;
+    double dist = sqrt(r2);
+    n[0] = d[0] / dist, n[1] = d[1] / dist, n[2] = d[2] / dist;
+    if (!smooth) {
+        *delta = rr - dist;
+        return 1.0;
+    }
+    double a = shard_contact_surface_normal(nrm + 3 * i, nrm + 3 * j, n);
+    double gap = shard_contact_dot(d, n);
+    if (gap >= rr)
+        return 0.0;
+    double rho2 = r2 - gap * gap, q = rho2 > 0.0 ? sqrt(rho2) / rr : 0.0; /* M4 of h = rr: radius 2 rr */
+    double m4 = q < 1.0   ? 1.0 - 1.5 * q * q + 0.75 * q * q * q
+                : q < 2.0 ? 0.25 * (2.0 - q) * (2.0 - q) * (2.0 - q)
+                          : 0.0;
+    double si_sj = (2.0 * ci->radius) * (2.0 * cj->radius);
+    *delta = rr - gap;
+    /* The spheres' share pushes with their own overlap (none beyond rr), the surfaces' with the weighed one. */
+    double spheres = dist < rr ? (1.0 - a) * (rr - dist) / (rr - gap) : 0.0;
+    return spheres + a * m4 * 10.0 * si_sj / (7.0 * M_PI * rr * rr);
 }
 
 /* One contact seen from the particle: unit normal n towards the other side, overlap delta, relative velocity
@@ -93,14 +190,15 @@ static inline int shard_contact_own_pair(const uint8_t *own, const shard_particl
     return own && own[p->body[i]] && own[p->body[j]];
 }
 
-size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                           const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own, double dt,
+size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand,
+                           const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
+                           const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     size_t active = 0;
     shard_pairlist_reset(hist_out, p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
-        const double *xi_ = p->x + 3 * i, *vi = p->v + 3 * i;
+        const double *vi = p->v + 3 * i;
         const shard_contact_params *ci = &cp[p->body[i]];
         double mi = p->mass[i];
         shard_pairlist_cursor old = shard_pairlist_row(hist_in, i);
@@ -113,23 +211,20 @@ size_t shard_contact_pairs(const shard_particles *p, const shard_csr *cand, cons
             double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
             if (rr < 0.0)
                 continue;
-            double d[3] = {p->x[3 * j] - xi_[0], p->x[3 * j + 1] - xi_[1], p->x[3 * j + 2] - xi_[2]};
-            double r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            if (r2 >= rr * rr || r2 == 0.0)
+            double n[3], delta, w = shard_contact_geometry(p, nrm, ci, cj, i, j, rr, n, &delta);
+            if (!(w > 0.0))
                 continue;
-            double dist = sqrt(r2);
-            double n[3] = {d[0] / dist, d[1] / dist, d[2] / dist};
             double vrel[3] = {p->v[3 * j] - vi[0], p->v[3 * j + 1] - vi[1], p->v[3 * j + 2] - vi[2]};
             double mj = p->mass[j];
-            double k = ci->k * cj->k / (ci->k + cj->k), kt = ci->kt * cj->kt / (ci->kt + cj->kt);
-            double m_eff = mi * mj / (mi + mj);
+            double k = w * (ci->k * cj->k / (ci->k + cj->k)), kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
+            double m_eff = w * (mi * mj / (mi + mj)); /* the damping c = 2 zeta sqrt(k m_eff) scales with w too */
             double zeta = 0.5 * (ci->zeta + cj->zeta);
             double mu = sqrt(ci->mu * cj->mu);
             double xi[3] = {0.0, 0.0, 0.0};
             const double *prev = shard_pairlist_find(&old, p->gid[j]);
             if (prev)
                 memcpy(xi, prev, sizeof xi);
-            if (shard_contact_force(n, rr - dist, vrel, k, kt, m_eff, zeta, mu, dt, xi, f + 3 * i)) {
+            if (shard_contact_force(n, delta, vrel, k, kt, m_eff, zeta, mu, dt, xi, f + 3 * i)) {
                 shard_pairlist_push(hist_out, i, p->gid[j], xi);
                 active++;
             }
@@ -186,8 +281,9 @@ static inline double shard_contact_spring_energy(double k, double delta, double 
     return share * e;
 }
 
-void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand, const shard_csr *bonds,
-                                const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own,
+void shard_contact_pairs_energy(const shard_particles *p, const double *nrm, const shard_csr *cand,
+                                const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
+                                const uint8_t *own,
                                 const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
 {
     for (size_t i = 0; i < p->n_owned; i++) {
@@ -202,14 +298,12 @@ void shard_contact_pairs_energy(const shard_particles *p, const shard_csr *cand,
             double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
             if (rr < 0.0)
                 continue;
-            double d[3] = {p->x[3 * j] - p->x[3 * i], p->x[3 * j + 1] - p->x[3 * i + 1],
-                           p->x[3 * j + 2] - p->x[3 * i + 2]};
-            double r2 = shard_contact_dot(d, d);
-            if (r2 >= rr * rr || r2 == 0.0)
+            double n[3], delta, w = shard_contact_geometry(p, nrm, ci, cj, i, j, rr, n, &delta);
+            if (!(w > 0.0))
                 continue;
-            double k = ci->k * cj->k / (ci->k + cj->k), kt = ci->kt * cj->kt / (ci->kt + cj->kt);
+            double k = w * (ci->k * cj->k / (ci->k + cj->k)), kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
             /* each side holds half of the pair's energy */
-            add(acc, shard_contact_spring_energy(k, rr - sqrt(r2), kt, shard_pairlist_find(&row, p->gid[j]), 0.5));
+            add(acc, shard_contact_spring_energy(k, delta, kt, shard_pairlist_find(&row, p->gid[j]), 0.5));
         }
     }
 }

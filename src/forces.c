@@ -16,7 +16,28 @@ static int shard_forces_contact_init(const shard_scene *sc, int body, void *stat
     return 0;
 }
 
-static double shard_forces_contact_radius(const void *state) { return ((const shard_contact_params *)state)->radius; }
+/* The candidates' reach: a smooth body's pairs are weighed out to SHARD_CONTACT_SMOOTH_REACH contact radii. */
+static double shard_forces_contact_radius(const void *state)
+{
+    const shard_contact_params *cp = state;
+    return cp->smooth ? SHARD_CONTACT_SMOOTH_REACH * cp->radius : cp->radius;
+}
+
+static int shard_forces_contact_uses_normals(const shard_scene *sc)
+{
+    for (int b = 0; b < sc->n_bodies; b++) {
+        shard_contact_params cp;
+        shard_contact_params_init(sc, b, &cp);
+        if (cp.smooth)
+            return 1;
+    }
+    return 0;
+}
+
+static void shard_forces_contact_normals(const shard_matter_ctx *c)
+{
+    shard_contact_normals(c->ph->p, c->ph->bonds, c->bodies, c->ph->p->nrm);
+}
 
 /* The stable step of a damped oscillator of frequency w and damping fraction z under velocity Verlet:
  * dt <= 2/w (sqrt(1 + z^2) - z). */
@@ -51,8 +72,8 @@ static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, con
                                        int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
-    return shard_contact_pairs(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->own_contact,
-                               c->ph->dt_motion, c->memory_in, c->memory_out, f);
+    return shard_contact_pairs(c->ph->p, c->ph->p->nrm, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies,
+                               c->ph->own_contact, c->ph->dt_motion, c->memory_in, c->memory_out, f);
 }
 
 static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
@@ -69,8 +90,8 @@ static void shard_forces_add_energy(void *acc, double value) { shard_xsum_add(ac
 /* The springs' energy with the latest memory (memory_in: the driver points it there for the energy). */
 static void shard_forces_contact_energy(const shard_matter_ctx *c, shard_xsum *acc)
 {
-    shard_contact_pairs_energy(c->ph->p, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies, c->ph->own_contact,
-                               c->memory_in, shard_forces_add_energy, acc);
+    shard_contact_pairs_energy(c->ph->p, c->ph->p->nrm, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies,
+                               c->ph->own_contact, c->memory_in, shard_forces_add_energy, acc);
 }
 
 static void shard_forces_obstacle_energy(const shard_matter_ctx *c, shard_xsum *acc)
@@ -89,6 +110,8 @@ static const shard_force_term shard_forces_contact = {
     .dt_limit = shard_forces_contact_dt,
     .dt_name = "contact",
     .contact_radius = shard_forces_contact_radius,
+    .uses_normals = shard_forces_contact_uses_normals,
+    .normals = shard_forces_contact_normals,
     .memory_width = 3,
     .memory_name = "contact_memory",
     .add = shard_forces_contact_add,

@@ -860,6 +860,15 @@ static const shard_scene_field plasticity_rows[] = {
 };
 static const shard_scene_section plasticity_section = SECTION(plasticity_rows, 0, NULL);
 
+static int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                    const char *const *names, int count, int *out);
+
+static int shard_scene_parse_surface(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    static const char *const names[] = {[SHARD_SURFACE_PARTICLES] = "particles", [SHARD_SURFACE_SMOOTH] = "smooth"};
+    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_material *)target)->contact_surface);
+}
+
 static const shard_scene_field contact_rows[] = {
     {.key = "stiffness", .kind = FK_NUMBER, .flags = F_AUTO, .offset = offsetof(shard_material, contact_stiffness),
      .r = GT(0)},
@@ -868,6 +877,7 @@ static const shard_scene_field contact_rows[] = {
     {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_material, friction), .r = GE(0), .def = {0.5}},
     {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_material, restitution),
      .r = IN('[', 0, 1, ']')},
+    {.key = "surface", .kind = FK_CUSTOM, .parse = shard_scene_parse_surface},
 };
 static const shard_scene_section contact_section = SECTION(contact_rows, 0, NULL);
 

@@ -117,7 +117,14 @@ typedef struct shard_force_term {
     int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
     double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
     const char *dt_name;         /* what limits dt ("contact") */
-    double (*contact_radius)(const void *body_state);  /* contact terms: radius of a particle of the body */
+    double (*contact_radius)(const void *body_state);  /* contact terms: how far a particle of the body reaches
+                                                        * for contact candidates (its contact radius, or more) */
+    /* Terms whose contacts read the particles' surface normals (p->nrm, contact.h; NULL: none): uses_normals
+     * says whether the scene needs them (the same answer on every rank); normals() fills them for the owned
+     * particles once the bond ghosts hold the new positions, and the driver forwards them to every ghost before
+     * the contact terms run. */
+    int (*uses_normals)(const shard_scene *sc);
+    void (*normals)(const shard_matter_ctx *c);
     /* A memory of the term's contacts from one evaluation to the next: a pair list (pairlist.h) of this many
      * doubles per contact, under this name in checkpoints (0 / NULL: none).  The driver keeps two, hands the
      * term last evaluation's and this one's, distributes and checkpoints it with the particles. */

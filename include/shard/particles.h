@@ -40,6 +40,10 @@ typedef struct shard_particles {
     double *v;            /* velocity */
     double *mass;         /* kg (ghosts too: contact needs the partner's mass) */
     double *volume;       /* m^3 (owned and bond ghosts) */
+    double *nrm;          /* surface normal for smooth contact (contact.h; owned and every ghost; 0 unless a body
+                           * of the scene has a smooth contact surface), recomputed in every force evaluation and
+                           * forwarded to the ghosts (not in the contact ghosts' records: scenes without smooth
+                           * surfaces do not send it) */
 
     /* owned only (arrays sized to capacity so that growth is uniform) */
     double *a;            /* acceleration from the last force evaluation */
@@ -70,6 +74,7 @@ typedef struct shard_csr {
     X_(v, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "velocity")                    \
     X_(mass, double, 1, SHARD_FIELD_CONTACT, "mass")                                                             \
     X_(volume, double, 1, 0, "volume")                                                                           \
+    X_(nrm, double, 3, 0, "surface_normal")                                                                      \
     X_(a, double, 3, SHARD_FIELD_STATE, "acceleration")                                                          \
     X_(vpres, double, 3, SHARD_FIELD_STATE, "prescribed_velocity")                                               \
     X_(x_build, double, 3, 0, "contact_build_position")

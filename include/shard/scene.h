@@ -45,6 +45,7 @@ typedef struct shard_material {
     double contact_stiffness;/* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
     double contact_damping;  /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
     double friction;         /* Coulomb coefficient, >= 0 (default 0.5) */
+    int contact_surface;     /* SHARD_SURFACE_PARTICLES (default: spheres) or SHARD_SURFACE_SMOOTH (contact.h) */
     double restitution;      /* coefficient of restitution of rigid-body collisions, in [0, 1] (default 0) */
     shard_fracture_def fracture;
     shard_src_loc loc;       /* the material's node, key "materials.<name>" */
@@ -91,6 +92,9 @@ typedef struct shard_traction {
  * particles moved onto the true surface. */
 enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
 enum { SHARD_CLAMP_PARTICLES = 0, SHARD_CLAMP_FACE = 1 };
+
+/* How a material's particles meet those of another body (contact.h). */
+enum { SHARD_SURFACE_PARTICLES = 0, SHARD_SURFACE_SMOOTH = 1 };
 /* How a rigid body moves (rigid.h): by its forces and contacts, or with its initial velocity and angular velocity
  * whatever touches it (an infinite mass to its contacts). */
 enum { SHARD_MOTION_DYNAMIC = 0, SHARD_MOTION_KINEMATIC = 1 };

@@ -5,7 +5,9 @@
  *   kick v += dt/2 a, drift x += dt v                                      [Integrate]
  *   the force path (shard_sim_forces; start-up runs the same):
  *     begin halo of x, v to every module's bond ghosts; pass 1 of the two-pass terms for inner particles
- *     end halo; skin check (one allreduce, also catches NaN)               [Comm]
+ *     end halo; where a term reads surface normals (smooth contact): they are computed [Contact] and sent to
+ *     the bond ghosts [Comm]
+ *     skin check (one allreduce, also catches NaN)                         [Comm]
  *     on a skin violation: contact ghosts and candidate lists rebuilt      [Neigh]; else forward to them [Comm]
  *     pass 1 for the other particles                                       [the term's phase: Solid]
  *     begin halo of the two-pass terms' exchange rows (B); f = 0; pass 2 (add) of inner particles
@@ -94,8 +96,12 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
     }
     if (flags[0]) {
         shard_sim_rebuild(s);
+        if (s->normals) {
+            shard_ghosts_forward(s->ghosts, p, 1); /* the new contact ghosts' surface normals */
+            shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+        }
     } else {
-        shard_ghosts_forward(s->ghosts, p);
+        shard_ghosts_forward(s->ghosts, p, s->normals);
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         if (s->cand_stale) {
             /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
@@ -108,6 +114,23 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
             shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
         }
     }
+}
+
+/* Surface normals of the owned particles, once the bond ghosts hold the new positions, forwarded to the bond
+ * ghosts here (the contact ghosts get them with x and v next). Collective over the neighbourhood. */
+static void shard_sim_normals(shard_sim *s)
+{
+    for (int k = 0; k < s->n_terms; k++)
+        if (s->term[k].def->normals) {
+            s->term[k].def->normals(&s->term[k].ctx);
+            shard_timer_stamp(&s->timer, s->term[k].phase, shard_wtime());
+        }
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo) {
+            shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->p.nrm, 3);
+            shard_halo_forward(s->mod[m].halo, 1, &f);
+        }
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
 }
 
 shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
@@ -143,6 +166,8 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].halo)
             shard_halo_forward_end(s->mod[m].halo, 2, xv[m]);
+    if (s->normals)
+        shard_sim_normals(s);
     shard_sim_after_positions(s, force_rebuild);
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];

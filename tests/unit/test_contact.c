@@ -94,7 +94,7 @@ static size_t pair_step(double delta, const double v0[3], const double v1[3], do
     shard_csr cand = {0};
     all_pairs(&p, &cand);
     memset(f, 0, 6 * sizeof *f);
-    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, dt, in, out, f);
+    size_t n = shard_contact_pairs(&p, NULL, &cand, NULL, NULL, CP, NULL, dt, in, out, f);
     shard_csr_free(&cand);
     shard_particles_free(&p);
     return n;
@@ -286,7 +286,7 @@ static void test_pair_separated(void)
             shard_csr cand = {0};
             all_pairs(&p, &cand);
             memset(f, 0, 6 * sizeof *f);
-            n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
+            n = shard_contact_pairs(&p, NULL, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
             shard_csr_free(&cand);
             shard_particles_free(&p);
         }
@@ -314,7 +314,7 @@ static void test_pair_count_and_sum(void)
     /* with the skin, 2 (gap 0.01) is a candidate of 0 but does not touch */
     SHARD_ENSURE(cand.start[1] - cand.start[0] == 3);
     double f[12] = {0};
-    size_t n = shard_contact_pairs(&p, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
+    size_t n = shard_contact_pairs(&p, NULL, &cand, NULL, NULL, CP, NULL, 0.0, NULL, &scratch, f);
     SHARD_ENSURE(n == 4); /* (0,1), (0,3) from 0's row, and 1's and 3's rows */
     double N1 = K_SERIES * 0.01, N3 = K_SERIES * 0.005;
     SHARD_ENSURE_NEAR(f[0], -N1, 1e-9);
@@ -330,18 +330,24 @@ static void test_pair_count_and_sum(void)
     shard_particles_free(&p);
 }
 
-/* Each owner computes its own side: two stores that see the same pair from either end (owned + contact ghost,
- * in opposite local orders) give forces that are exact negatives. */
-static void test_pair_two_owners(void)
+/* Each owner computes its own side: two stores that see the same pair (a at xa, of body 0; b at xb, of body 1)
+ * from either end (owned + contact ghost, in opposite local orders), for five steps, each owner with its own
+ * memory (constants cp; surface normals na, nb, or NULL).  Returns 1 when the forces and memories stay exact
+ * negatives and nothing is written to the ghost; the last step's forces in fa, fb. */
+static int two_owners(const shard_contact_params *cp, const double xa[3], const double xb[3], const double *na,
+                      const double *nb, double fa[6], double fb[6])
 {
-    double xa[3] = {0.1, 0.2, 0.3}, xb[3] = {0.1 + 0.031, 0.2 - 0.042, 0.3 + 0.0173};
     double va[3] = {0.3, -0.1, 0.7}, vb[3] = {-0.2, 0.05, 0.1};
     int body_a[2] = {0, 1}, body_b[2] = {1, 0};
-    double xs_a[2][3], xs_b[2][3], vs_a[2][3], vs_b[2][3];
-    memcpy(xs_a[0], xa, sizeof xa), memcpy(xs_a[1], xb, sizeof xb);
-    memcpy(xs_b[0], xb, sizeof xb), memcpy(xs_b[1], xa, sizeof xa);
+    double xs_a[2][3], xs_b[2][3], vs_a[2][3], vs_b[2][3], nrm_a[6] = {0}, nrm_b[6] = {0};
+    memcpy(xs_a[0], xa, sizeof xs_a[0]), memcpy(xs_a[1], xb, sizeof xs_a[1]);
+    memcpy(xs_b[0], xb, sizeof xs_b[0]), memcpy(xs_b[1], xa, sizeof xs_b[1]);
     memcpy(vs_a[0], va, sizeof va), memcpy(vs_a[1], vb, sizeof vb);
     memcpy(vs_b[0], vb, sizeof vb), memcpy(vs_b[1], va, sizeof va);
+    if (na && nb) {
+        memcpy(nrm_a, na, 3 * sizeof *na), memcpy(nrm_a + 3, nb, 3 * sizeof *nb);
+        memcpy(nrm_b, nb, 3 * sizeof *nb), memcpy(nrm_b + 3, na, 3 * sizeof *na);
+    }
     shard_particles pa, pb;
     make_store(&pa, 2, body_a, (const double (*)[3])xs_a, (const double (*)[3])vs_a);
     make_store(&pb, 2, body_b, (const double (*)[3])xs_b, (const double (*)[3])vs_b);
@@ -349,29 +355,34 @@ static void test_pair_two_owners(void)
     pb.gid[0] = 101, pb.gid[1] = 100;  /* the same two particles */
     shard_csr ca = {0}, cb = {0};
     all_pairs(&pa, &ca), all_pairs(&pb, &cb);
-    /* five steps, each owner with its own memory: the forces stay exact negatives while the springs load */
     shard_pairlist la[2], lb[2];
     for (int k = 0; k < 2; k++)
         shard_pairlist_init(&la[k], 3), shard_pairlist_init(&lb[k], 3);
-    double fa[6] = {0}, fb[6] = {0};
     int same = 1;
     for (int q = 0; q < 5; q++) {
-        memset(fa, 0, sizeof fa), memset(fb, 0, sizeof fb);
+        memset(fa, 0, 6 * sizeof *fa), memset(fb, 0, 6 * sizeof *fb);
         const shard_pairlist *ia = q ? &la[q % 2] : NULL, *ib = q ? &lb[q % 2] : NULL;
-        size_t na = shard_contact_pairs(&pa, &ca, NULL, NULL, CP, NULL, 1e-4, ia, &la[1 - q % 2], fa);
-        size_t nb = shard_contact_pairs(&pb, &cb, NULL, NULL, CP, NULL, 1e-4, ib, &lb[1 - q % 2], fb);
-        SHARD_ENSURE(na == 1 && nb == 1);
-        same &= bits_negated(fa, fb) && la[1 - q % 2].key[0] == 101 && lb[1 - q % 2].key[0] == 100 &&
-                bits_negated(la[1 - q % 2].val, lb[1 - q % 2].val);
+        size_t n1 =
+            shard_contact_pairs(&pa, na ? nrm_a : NULL, &ca, NULL, NULL, cp, NULL, 1e-4, ia, &la[1 - q % 2], fa);
+        size_t n2 =
+            shard_contact_pairs(&pb, nb ? nrm_b : NULL, &cb, NULL, NULL, cp, NULL, 1e-4, ib, &lb[1 - q % 2], fb);
+        same &= n1 == 1 && n2 == 1 && la[1 - q % 2].key[0] == 101 && lb[1 - q % 2].key[0] == 100 &&
+                bits_negated(fa, fb) && bits_negated(la[1 - q % 2].val, lb[1 - q % 2].val);
     }
-    SHARD_ENSURE(same);
-    SHARD_ENSURE(fa[3] == 0.0 && fa[4] == 0.0 && fa[5] == 0.0); /* nothing written to the ghost */
-    printf("two owners, 5 steps with memory: f_a = (%.17g, %.17g, %.17g), f_b = (%.17g, %.17g, %.17g)\n", fa[0],
-           fa[1], fa[2], fb[0], fb[1], fb[2]);
+    same &= fa[3] == 0.0 && fa[4] == 0.0 && fa[5] == 0.0; /* nothing written to the ghost */
     for (int k = 0; k < 2; k++)
         shard_pairlist_free(&la[k]), shard_pairlist_free(&lb[k]);
     shard_csr_free(&ca), shard_csr_free(&cb);
     shard_particles_free(&pa), shard_particles_free(&pb);
+    return same;
+}
+
+static void test_pair_two_owners(void)
+{
+    double xa[3] = {0.1, 0.2, 0.3}, xb[3] = {0.1 + 0.031, 0.2 - 0.042, 0.3 + 0.0173}, fa[6], fb[6];
+    SHARD_ENSURE(two_owners(CP, xa, xb, NULL, NULL, fa, fb));
+    printf("two owners, 5 steps with memory: f_a = (%.17g, %.17g, %.17g), f_b = (%.17g, %.17g, %.17g)\n", fa[0],
+           fa[1], fa[2], fb[0], fb[1], fb[2]);
 }
 
 static void test_params_init(void)
@@ -601,6 +612,137 @@ static void test_obstacle_box(void)
     shard_particles_free(&p);
 }
 
+/* ---------------------------------------------------------------- smooth surfaces */
+
+static const double SS = 0.01; /* lattice spacing of the smooth-surface tests */
+static const shard_contact_params SCP[2] = {
+    {.radius = 0.005, .k = 2.0e4, .kt = 1.6e4, .zeta = 0.0, .mu = 0.5, .smooth = 1},
+    {.radius = 0.005, .k = 2.0e4, .kt = 1.6e4, .zeta = 0.0, .mu = 0.5, .smooth = 1},
+};
+
+/* Normals on a 5 x 5 x 5 cube of spacing SS, bonds to every particle within 2.2 spacings (rows by id): a face's
+ * particle gets 5 / (5 + 8 sqrt 2) = 0.3065 along its face's outward normal (of its 9 neighbours within 1.5
+ * spacings, 4 + 4 in its plane and 1 + 4 one layer in), an inner one none, an edge's and a corner's point along
+ * the bisectors and are longer (not flat); bodies that are not smooth get none. */
+static void test_smooth_normals(void)
+{
+    enum { N = 5, NP = N * N * N };
+    int body[NP];
+    double x[NP][3];
+    for (int q = 0; q < NP; q++) {
+        body[q] = 0;
+        x[q][0] = SS * (q % N), x[q][1] = SS * (q / N % N), x[q][2] = SS * (q / (N * N));
+    }
+    shard_particles p;
+    make_store(&p, NP, body, (const double (*)[3])x, NULL);
+    memcpy(p.X, p.x, 3 * NP * sizeof *p.X);
+    shard_csr bonds = {0};
+    shard_csr_reserve(&bonds, NP, (size_t)NP * NP);
+    bonds.n = NP;
+    size_t m = 0;
+    for (int i = 0; i < NP; i++) {
+        for (int j = 0; j < NP; j++) {
+            double d2 = 0.0;
+            for (int k = 0; k < 3; k++)
+                d2 += (x[j][k] - x[i][k]) * (x[j][k] - x[i][k]);
+            if (j != i && d2 <= 2.2 * 2.2 * SS * SS)
+                bonds.idx[m++] = j;
+        }
+        bonds.start[i + 1] = (int64_t)m;
+    }
+    double *nrm = calloc(3 * NP, sizeof *nrm);
+    shard_contact_normals(&p, &bonds, SCP, nrm);
+    const double face = 5.0 / (5.0 + 8.0 * sqrt(2.0));
+    const double *nf = nrm + 3 * (2 + 2 * N), *ni = nrm + 3 * (2 + 2 * N + 2 * N * N);
+    const double *ne = nrm + 3 * 2, *nc = nrm;                 /* (2, 0, 0): the edge y = z = 0; (0, 0, 0) */
+    SHARD_ENSURE(fabs(nf[0]) < 1e-15 && fabs(nf[1]) < 1e-15);
+    SHARD_ENSURE_NEAR(nf[2], -face, 1e-15);
+    SHARD_ENSURE(fabs(ni[0]) < 1e-15 && fabs(ni[1]) < 1e-15 && fabs(ni[2]) < 1e-15);
+    double le = sqrt(ne[0] * ne[0] + ne[1] * ne[1] + ne[2] * ne[2]);
+    double lc = sqrt(nc[0] * nc[0] + nc[1] * nc[1] + nc[2] * nc[2]);
+    SHARD_ENSURE(fabs(ne[0]) < 1e-15);
+    SHARD_ENSURE_NEAR(ne[1], ne[2], 1e-15);
+    SHARD_ENSURE(ne[1] < 0.0 && le > 0.48);
+    SHARD_ENSURE_NEAR(nc[0], nc[1], 1e-15);
+    SHARD_ENSURE_NEAR(nc[0], nc[2], 1e-15);
+    SHARD_ENSURE(nc[0] < 0.0 && lc > le);
+    printf("normals: face %.6f (5 / (5 + 8 sqrt 2) = %.6f), inner %g, edge %.4f, corner %.4f\n", -nf[2], face,
+           fabs(ni[2]), le, lc);
+    shard_contact_params plain[1] = {SCP[0]};
+    plain[0].smooth = 0;
+    shard_contact_normals(&p, &bonds, plain, nrm);
+    SHARD_ENSURE(nrm[3 * (2 + 2 * N) + 2] == 0.0);
+    free(nrm);
+    shard_csr_free(&bonds);
+    shard_particles_free(&p);
+}
+
+/* One particle of a flat face (body 0, normal -z) over the top face of a square lattice (body 1, a 9 x 9 layer
+ * of spacing SS at z = 0, normal +z), at height SS - delta, shifted across by (ox, oy): the force is along z
+ * only, N = k delta times the weights' sum, which is 1 within 0.6 % wherever the particle stands (spheres: k
+ * delta straight over a particle, nothing over the middle of a cell).  Returns N / (k delta). */
+static double smooth_flat(double ox, double oy, double delta, double *lateral)
+{
+    enum { M = 9, NP = M * M + 1 };
+    int body[NP];
+    double x[NP][3];
+    for (int q = 0; q < M * M; q++)
+        body[q] = 1, x[q][0] = SS * (q % M - 4), x[q][1] = SS * (q / M - 4), x[q][2] = 0.0;
+    body[M * M] = 0, x[M * M][0] = ox, x[M * M][1] = oy, x[M * M][2] = SS - delta;
+    shard_particles p;
+    make_store(&p, NP, body, (const double (*)[3])x, NULL);
+    double *nrm = calloc(3 * NP, sizeof *nrm);
+    const double face = 5.0 / (5.0 + 8.0 * sqrt(2.0));
+    for (int q = 0; q < NP; q++)
+        nrm[3 * q + 2] = body[q] ? face : -face;
+    shard_csr cand = {0};
+    all_pairs(&p, &cand);
+    double *f = calloc(3 * NP, sizeof *f);
+    shard_contact_pairs(&p, nrm, &cand, NULL, NULL, SCP, NULL, 0.0, NULL, &scratch, f);
+    const double *fi = f + 3 * (NP - 1);
+    double sum[3] = {0, 0, 0}; /* action and reaction */
+    for (int q = 0; q < NP; q++)
+        for (int k = 0; k < 3; k++)
+            sum[k] += f[3 * q + k];
+    SHARD_ENSURE(fabs(sum[0]) + fabs(sum[1]) + fabs(sum[2]) < 1e-12 * fabs(fi[2]));
+    *lateral = hypot(fi[0], fi[1]) / fabs(fi[2]);
+    double ratio = fi[2] / (0.5 * SCP[0].k * delta);
+    free(f), free(nrm);
+    shard_csr_free(&cand);
+    shard_particles_free(&p);
+    return ratio;
+}
+
+static void test_smooth_flat(void)
+{
+    const double off[5][2] = {{0, 0}, {0.5, 0}, {0.5, 0.5}, {0.3, 0.1}, {0.25, 0.25}};
+    double lo = INFINITY, hi = 0.0, lat = 0.0;
+    for (int k = 0; k < 5; k++) {
+        double l, r = smooth_flat(off[k][0] * SS, off[k][1] * SS, 1e-4, &l);
+        lo = fmin(lo, r), hi = fmax(hi, r), lat = fmax(lat, l);
+    }
+    SHARD_ENSURE(lo > 0.994 && hi < 1.006);
+    SHARD_ENSURE(lat < 1e-13);
+    printf("flat face on a lattice, 5 offsets: N / (k delta) in [%.5f, %.5f], largest |F_lateral| / N %.2g\n", lo,
+           hi, lat);
+}
+
+/* The two-owner check of the sphere model above with smooth surfaces and normals that are neither opposite
+ * nor along the line of centres: the forces and memories stay exact negatives, and the force is not along the
+ * line of centres. */
+static void test_smooth_two_owners(void)
+{
+    double xa[3] = {0.1, 0.2, 0.3}, xb[3] = {0.1 + 0.0031, 0.2 - 0.0042, 0.3 - 0.0085}, fa[6], fb[6];
+    double na[3] = {0.02, -0.01, -0.3}, nb[3] = {0.01, 0.04, 0.29};
+    SHARD_ENSURE(two_owners(SCP, xa, xb, na, nb, fa, fb));
+    double d[3] = {xb[0] - xa[0], xb[1] - xa[1], xb[2] - xa[2]};
+    double c = -(fa[0] * d[0] + fa[1] * d[1] + fa[2] * d[2]) /
+               (sqrt(fa[0] * fa[0] + fa[1] * fa[1] + fa[2] * fa[2]) * sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+    SHARD_ENSURE(c < 0.99);
+    printf("smooth, two owners, 5 steps: f_a = (%.17g, %.17g, %.17g), cos to the line of centres %.4f\n", fa[0],
+           fa[1], fa[2], c);
+}
+
 int main(void)
 {
     shard_pairlist_init(&scratch, 3);
@@ -617,6 +759,9 @@ int main(void)
     test_obstacle_memory();
     test_obstacle_sphere();
     test_obstacle_box();
+    test_smooth_normals();
+    test_smooth_flat();
+    test_smooth_two_owners();
     shard_pairlist_free(&scratch);
     return SHARD_TEST_RESULT();
 }
