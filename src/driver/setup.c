@@ -756,10 +756,11 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     shard_timer_start(&s->timer, shard_wtime());
     /* A restart has the accelerations of the last force evaluation (made with the half-step velocities, so
      * they cannot be recomputed from the state) and the plastic strain after it: evaluating the forces again
-     * would advance the plastic strain a second time.  It only needs the contact ghosts. */
+     * would advance the plastic strain a second time.  It only needs the contact ghosts (and the surface
+     * normals, which the energy of smooth contacts reads). */
     s->phys.dt_motion = 0.0; /* the start-up evaluation: nothing has moved yet */
     if (restart) {
-        shard_sim_rebuild(s);
+        shard_sim_restart_ghosts(s);
     } else {
         shard_sim_forces(s, 1);
         shard_sim_settle(s, 0);

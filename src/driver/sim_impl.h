@@ -276,6 +276,9 @@ shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 void shard_sim_forces(shard_sim *s, int force_rebuild);
 /* Contact ghosts and candidate lists from the current positions.  Collective. */
 void shard_sim_rebuild(shard_sim *s);
+/* A restart's start-up, which evaluates no force: the surface normals where a term reads them, the contact
+ * ghosts and candidate lists, and the normals of the contact ghosts.  Collective. */
+void shard_sim_restart_ghosts(shard_sim *s);
 /* Forwards x and v of the owned particles to every module's bond ghosts (not timed).  Collective. */
 void shard_sim_forward_xv(shard_sim *s);
 

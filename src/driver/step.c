@@ -133,6 +133,15 @@ static void shard_sim_normals(shard_sim *s)
     shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
 }
 
+void shard_sim_restart_ghosts(shard_sim *s)
+{
+    if (s->normals)
+        shard_sim_normals(s);
+    shard_sim_rebuild(s);
+    if (s->normals)
+        shard_ghosts_forward(s->ghosts, &s->p, 1);
+}
+
 shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
 {
     shard_block *b = &md->block;
