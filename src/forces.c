@@ -16,8 +16,10 @@ static int shard_forces_contact_init(const shard_scene *sc, int body, void *stat
     return 0;
 }
 
+static double shard_forces_contact_radius(const void *state) { return ((const shard_contact_params *)state)->radius; }
+
 /* The candidates' reach: a smooth body's pairs are weighed out to SHARD_CONTACT_SMOOTH_REACH contact radii. */
-static double shard_forces_contact_radius(const void *state)
+static double shard_forces_candidate_radius(const void *state)
 {
     const shard_contact_params *cp = state;
     return cp->smooth ? SHARD_CONTACT_SMOOTH_REACH * cp->radius : cp->radius;
@@ -110,6 +112,7 @@ static const shard_force_term shard_forces_contact = {
     .dt_limit = shard_forces_contact_dt,
     .dt_name = "contact",
     .contact_radius = shard_forces_contact_radius,
+    .candidate_radius = shard_forces_candidate_radius,
     .uses_normals = shard_forces_contact_uses_normals,
     .normals = shard_forces_contact_normals,
     .memory_width = 3,

@@ -117,8 +117,10 @@ typedef struct shard_force_term {
     int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
     double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
     const char *dt_name;         /* what limits dt ("contact") */
-    double (*contact_radius)(const void *body_state);  /* contact terms: how far a particle of the body reaches
-                                                        * for contact candidates (its contact radius, or more) */
+    double (*contact_radius)(const void *body_state);  /* contact terms: radius of a particle of the body */
+    double (*candidate_radius)(const void *body_state); /* contact terms whose pairs reach farther: how far a
+                                                         * particle reaches for contact candidates (NULL: its
+                                                         * contact radius) */
     /* Terms whose contacts read the particles' surface normals (p->nrm, contact.h; NULL: none): uses_normals
      * says whether the scene needs them (the same answer on every rank); normals() fills them for the owned
      * particles once the bond ghosts hold the new positions, and the driver forwards them to every ghost before

@@ -310,23 +310,27 @@ static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov,
     return 0;
 }
 
-/* Contact distances: each body's largest contact radius over the terms that have one, the skin (in units of
- * the smallest spacing) and the contact-ghost cutoff. */
+/* Contact distances: each body's largest contact radius and candidate reach over the terms that have one, the
+ * skin (in units of the smallest spacing) and the contact-ghost cutoff (from the reach). */
 static void shard_sim_contact_range(shard_sim *s)
 {
     const shard_scene *sc = &s->scene;
     s->contact_radius = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->contact_radius);
+    s->reach_radius = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->reach_radius);
     double min_spacing = INFINITY, max_radius = 0.0;
     for (int b = 0; b < sc->n_bodies; b++) {
         min_spacing = fmin(min_spacing, sc->bodies[b].spacing);
         for (int k = 0; k < s->n_terms; k++) {
             const shard_sim_term *t = &s->term[k];
-            if (t->module < 0 && t->def->contact_radius)
-                s->contact_radius[b] = fmax(s->contact_radius[b], t->def->contact_radius(
-                                                                      (char *)t->own_bodies +
-                                                                      t->def->body_bytes * (size_t)b));
+            if (t->module < 0 && t->def->contact_radius) {
+                const void *bs = (char *)t->own_bodies + t->def->body_bytes * (size_t)b;
+                double r = t->def->contact_radius(bs);
+                s->contact_radius[b] = fmax(s->contact_radius[b], r);
+                double reach = t->def->candidate_radius ? t->def->candidate_radius(bs) : r;
+                s->reach_radius[b] = fmax(s->reach_radius[b], reach);
+            }
         }
-        max_radius = fmax(max_radius, s->contact_radius[b]);
+        max_radius = fmax(max_radius, s->reach_radius[b]);
     }
     s->skin = sc->run.skin * min_spacing;
     s->cutoff = 2.0 * max_radius + s->skin;
@@ -930,7 +934,8 @@ void shard_sim_destroy(shard_sim **sp)
         shard_pairlist_free(&s->term[k].memory[0]);
         shard_pairlist_free(&s->term[k].memory[1]);
     }
-    free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius), free(s->own_contact);
+    free(s->mod), free(s->term), free(s->body_module), free(s->contact_radius), free(s->reach_radius);
+    free(s->own_contact);
     free(s->impulses.at);
     free(s->body_first), free(s->timed);
     shard_scene_free(&s->scene);

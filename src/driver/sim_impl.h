@@ -88,6 +88,8 @@ struct shard_sim {
     int n_terms;
     shard_sim_term *term;
     double *contact_radius;       /* per body: the largest contact radius any term gives it */
+    double *reach_radius;         /* per body: the largest reach for contact candidates (candidate lists, the
+                                   * contact ghosts' cutoff): the contact radius, or more (smooth surfaces) */
     int normals;                  /* 1: some term reads surface normals (matter.h, uses_normals): they are
                                    * computed and forwarded to every ghost in each force evaluation */
     uint8_t *own_contact;         /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */

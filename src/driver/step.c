@@ -53,7 +53,7 @@ void shard_sim_rebuild(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
-    shard_neighbor_contacts(&s->p, s->contact_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
+    shard_neighbor_contacts(&s->p, s->reach_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
     s->cand_stale = 0, s->n_lost = 0;
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
@@ -108,7 +108,7 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
              * or bond ghosts, so only the rows of this rank's particles that lost bonds change (no ghost
              * changes; x_build stays): the broken partners within reach join them. */
             s->n_lost = shard_sim_unique(s->frac_lost, s->n_lost);
-            shard_neighbor_contacts_reopen(p, s->contact_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
+            shard_neighbor_contacts_reopen(p, s->reach_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
                                            s->n_lost, &s->cand);
             s->cand_stale = 0, s->n_lost = 0;
             shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
