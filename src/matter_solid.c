@@ -58,6 +58,7 @@ static void shard_matter_solid_walls(const shard_matter_ctx *c, const shard_soli
         size_t i = k < blk->n_owned ? blk->first + k : blk->ghost_first + (k - blk->n_owned);
         const shard_body_def *bd = &c->ph->scene->bodies[p->body[i]];
         double *w = a->wall + 4 * k;
+        w[0] = w[1] = w[2] = 0.0; /* no offset unless held (a slot may have held another particle before) */
         w[3] = bd->clamp == SHARD_CLAMP_FACE && shard_sample_wall(bd, p->X + 3 * i, w) ? SHARD_SOLID_WALL_HELD
                                                                                          : SHARD_SOLID_WALL_NONE;
     }

@@ -151,10 +151,15 @@ static inline size_t shard_solid_slot(const shard_solid_arrays *a, size_t j)
     return j < a->ghost_first ? j - a->first : a->n_owned + (j - a->ghost_first);
 }
 
-/* The wall rule (solid.h): whether owned particle i's fit samples its held partners at the clamp's face. */
+/* The wall rule (solid.h): whether owned particle i's fit samples its held partners at the clamp's face, and
+ * whether i is itself held by it. */
 static inline int shard_solid_near_wall(const shard_solid_arrays *a, size_t i)
 {
     return a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_NEAR;
+}
+static inline int shard_solid_held(const shard_solid_arrays *a, size_t i)
+{
+    return a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_HELD;
 }
 
 /* For a particle near a wall (wa != NULL), the bond vector d to partner j moves to j's sample point on the
@@ -779,7 +784,7 @@ void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, c
     for (size_t k = 0; k < n; k++) {
         size_t i = (size_t)list[k];
         int stab = sp[p->body[i]].ks > 0.0;
-        if (a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_HELD)
+        if (shard_solid_held(a, i))
             shard_solid_force_held(p, bonds, sp, a, f, i);
         else if (ghosts)
             stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
@@ -794,7 +799,7 @@ void shard_solid_forces(const shard_particles *p, const shard_csr *bonds, const 
                         const shard_solid_arrays *a, double *f)
 {
     for (size_t i = a->first; i < a->first + a->n_owned; i++) {
-        if (a->wall && a->wall[4 * (i - a->first) + 3] == SHARD_SOLID_WALL_HELD)
+        if (shard_solid_held(a, i))
             shard_solid_force_held(p, bonds, sp, a, f, i);
         else if (sp[p->body[i]].ks > 0.0)
             shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1);

@@ -68,18 +68,6 @@ static shard_sim *make(shard_comm *comm, double s, int relax, double end_time, d
     return make_with(comm, s, relax, end_time, alpha, 0.0, 2.2, "particles");
 }
 
-/* Mean z displacement of the tip layer (x > L - s). */
-static double tip(const shard_sim *sim, double s)
-{
-    const shard_particles *p = shard_sim_particles(sim);
-    double sum = 0.0;
-    long n = 0;
-    for (size_t i = 0; i < p->n_owned; i++)
-        if (p->X[3 * i] > L - s)
-            sum += p->x[3 * i + 2] - p->X[3 * i + 2], n++;
-    return sum / (double)n;
-}
-
 /* Mean z displacement of the layer of particles k spacings from the clamp (X in [k s, (k + 1) s)). */
 static double layer_mean(const shard_sim *sim, double s, long k)
 {
@@ -91,6 +79,9 @@ static double layer_mean(const shard_sim *sim, double s, long k)
             sum += p->x[3 * i + 2] - p->X[3 * i + 2], n++;
     return sum / (double)n;
 }
+
+/* Mean z displacement of the tip layer (x > L - s). */
+static double tip(const shard_sim *sim, double s) { return layer_mean(sim, s, lround(L / s) - 1); }
 
 /* The layer-to-layer wiggle of the static deflection: the largest |u_k - (u_(k-1) + u_(k+1)) / 2| along x of the
  * layers' mean z displacement u, less Euler-Bernoulli's, from the fourth layer on (the clamp shapes the first
