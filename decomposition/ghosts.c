@@ -75,13 +75,17 @@ uint64_t shard_ghosts_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes
 uint64_t shard_ghosts_rebuild_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes : 0; }
 const shard_halo *shard_ghosts_halo(const shard_ghosts *g) { return g ? g->halo : NULL; }
 
-void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, int normals)
+void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, unsigned what)
 {
     if (!g->halo)
         return;
-    shard_halo_field f[3] = {shard_halo_field_of(g->halo, p->x, 3), shard_halo_field_of(g->halo, p->v, 3),
-                             shard_halo_field_of(g->halo, p->nrm, 3)};
-    shard_halo_forward(g->halo, normals ? 3 : 2, f);
+    shard_halo_field f[3];
+    int n = 0;
+    if (what & SHARD_GHOSTS_XV)
+        f[n++] = shard_halo_field_of(g->halo, p->x, 3), f[n++] = shard_halo_field_of(g->halo, p->v, 3);
+    if (what & SHARD_GHOSTS_NORMALS)
+        f[n++] = shard_halo_field_of(g->halo, p->nrm, 3);
+    shard_halo_forward(g->halo, n, f);
 }
 
 /* Gap between two boxes along all axes; computed with the lower rank's box first so that both ranks of a pair

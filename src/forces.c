@@ -25,15 +25,9 @@ static double shard_forces_candidate_radius(const void *state)
     return cp->smooth ? SHARD_CONTACT_SMOOTH_REACH * cp->radius : cp->radius;
 }
 
-static int shard_forces_contact_uses_normals(const shard_scene *sc)
+static int shard_forces_contact_uses_normals(const void *state)
 {
-    for (int b = 0; b < sc->n_bodies; b++) {
-        shard_contact_params cp;
-        shard_contact_params_init(sc, b, &cp);
-        if (cp.smooth)
-            return 1;
-    }
-    return 0;
+    return ((const shard_contact_params *)state)->smooth;
 }
 
 static void shard_forces_contact_normals(const shard_matter_ctx *c)

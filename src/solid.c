@@ -581,11 +581,8 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
                           const shard_solid_arrays *a, size_t i, double J[9])
 {
     double Jd[9];
-    const double *Ainv = a->Ainv + 6 * (i - a->first);
-    if (shard_solid_near_wall(a, i))
-        shard_solid_kinematics(p, bonds, Ainv, sp[p->body[i]].inv_h2, i, 0, 0.0, a, J, Jd);
-    else
-        shard_solid_kinematics(p, bonds, Ainv, sp[p->body[i]].inv_h2, i, 0, 0.0, NULL, J, Jd);
+    shard_solid_kinematics(p, bonds, a->Ainv + 6 * (i - a->first), sp[p->body[i]].inv_h2, i, 0, 0.0,
+                           shard_solid_near_wall(a, i) ? a : NULL, J, Jd);
 }
 
 /* The stress the Rankine rule reads at a bond-based particle (fracture.h): the virial of its bonds' forces in

@@ -29,9 +29,15 @@ shard_ghosts *shard_ghosts_create(int n_bodies, const uint8_t *self);
 void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, shard_halo *const *bond_halos,
                           int n_halos, double cutoff);
 
-/* Collective over the neighbourhood: forwards x and v of the owned particles to their contact ghosts, and
- * their surface normals nrm where `normals` is set (the same on every rank). */
-void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, int normals);
+/* What a forward exchange sends of the owned particles to their contact ghosts (or-ed). */
+enum {
+    SHARD_GHOSTS_XV = 1,      /* x and v */
+    SHARD_GHOSTS_NORMALS = 2, /* the surface normals nrm (smooth contact; a rebuild's records do not hold them) */
+};
+
+/* Collective over the neighbourhood: forwards the rows `what` (SHARD_GHOSTS_*, the same on every rank) of the
+ * owned particles to their contact ghosts. */
+void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, unsigned what);
 
 /* Local: bytes this rank has sent for contact ghosts so far (rebuilds and forwards), and the plan (NULL before
  * the first rebuild). */

@@ -122,10 +122,10 @@ typedef struct shard_force_term {
                                                          * particle reaches for contact candidates (NULL: its
                                                          * contact radius) */
     /* Terms whose contacts read the particles' surface normals (p->nrm, contact.h; NULL: none): uses_normals
-     * says whether the scene needs them (the same answer on every rank); normals() fills them for the owned
+     * says whether a body's contacts need them; where some body's do, normals() fills them for the owned
      * particles once the bond ghosts hold the new positions, and the driver forwards them to every ghost before
      * the contact terms run. */
-    int (*uses_normals)(const shard_scene *sc);
+    int (*uses_normals)(const void *body_state);
     void (*normals)(const shard_matter_ctx *c);
     /* A memory of the term's contacts from one evaluation to the next: a pair list (pairlist.h) of this many
      * doubles per contact, under this name in checkpoints (0 / NULL: none).  The driver keeps two, hands the

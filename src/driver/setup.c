@@ -328,15 +328,14 @@ static void shard_sim_contact_range(shard_sim *s)
                 s->contact_radius[b] = fmax(s->contact_radius[b], r);
                 double reach = t->def->candidate_radius ? t->def->candidate_radius(bs) : r;
                 s->reach_radius[b] = fmax(s->reach_radius[b], reach);
+                if (t->def->uses_normals && t->def->uses_normals(bs))
+                    s->normals = 1;
             }
         }
         max_radius = fmax(max_radius, s->reach_radius[b]);
     }
     s->skin = sc->run.skin * min_spacing;
     s->cutoff = 2.0 * max_radius + s->skin;
-    for (int k = 0; k < s->n_terms; k++)
-        if (s->term[k].def->uses_normals && s->term[k].def->uses_normals(sc))
-            s->normals = 1;
     /* Modules that need their particles within a reach (cloth collisions): the ghosts' age and one step's
      * motion, a skin each (matter.h, contact_reach). */
     for (int b = 0; b < sc->n_bodies; b++) {

@@ -60,6 +60,17 @@ void shard_sim_rebuild(shard_sim *s)
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
+/* A rebuild, and where a term reads surface normals (computed for the owned particles) the new contact
+ * ghosts' normals, which their records do not carry. Collective. */
+static void shard_sim_rebuild_with_normals(shard_sim *s)
+{
+    shard_sim_rebuild(s);
+    if (s->normals) {
+        shard_ghosts_forward(s->ghosts, &s->p, SHARD_GHOSTS_NORMALS);
+        shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    }
+}
+
 /* Once the bond ghosts hold the new x and v: the skin check (one allreduce that also carries "a particle is
  * lost": not finite, or beyond the run's domain), then either a contact-ghost rebuild or the forward exchange of
  * the contact ghosts. Collective. */
@@ -95,13 +106,9 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
         shard_fail_all(s->comm, SHARD_EXIT_RUNTIME, e.msg);
     }
     if (flags[0]) {
-        shard_sim_rebuild(s);
-        if (s->normals) {
-            shard_ghosts_forward(s->ghosts, p, 1); /* the new contact ghosts' surface normals */
-            shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
-        }
+        shard_sim_rebuild_with_normals(s);
     } else {
-        shard_ghosts_forward(s->ghosts, p, s->normals);
+        shard_ghosts_forward(s->ghosts, p, SHARD_GHOSTS_XV | (s->normals ? SHARD_GHOSTS_NORMALS : 0u));
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         if (s->cand_stale) {
             /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
@@ -137,9 +144,7 @@ void shard_sim_restart_ghosts(shard_sim *s)
 {
     if (s->normals)
         shard_sim_normals(s);
-    shard_sim_rebuild(s);
-    if (s->normals)
-        shard_ghosts_forward(s->ghosts, &s->p, 1);
+    shard_sim_rebuild_with_normals(s);
 }
 
 shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
