@@ -178,6 +178,7 @@ function(shard_catalyst_setup target)
   endif()
   add_library(shard_catalyst MODULE ${CMAKE_SOURCE_DIR}/io/catalyst_adaptor.cxx)
   target_include_directories(shard_catalyst PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/io)
+  target_compile_definitions(shard_catalyst PRIVATE SHARD_LAYER_IO=1)
   target_link_libraries(shard_catalyst PRIVATE ParaView::PythonCatalyst ParaView::Catalyst VTK::ParallelMPI
                         VTK::CommonDataModel VTK::PythonInterpreter VTK::Python MPI::MPI_C)
   # VTK links libpython only into executables (VTK::PythonUsed); the module is what embeds Python here.

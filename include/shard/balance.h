@@ -16,6 +16,10 @@
 #ifndef SHARD_BALANCE_H
 #define SHARD_BALANCE_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/balance.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/halo.h"
 #include "shard/particles.h"
 

@@ -36,6 +36,10 @@
 #ifndef SHARD_CHECKPOINT_H
 #define SHARD_CHECKPOINT_H
 
+#ifndef SHARD_LAYER_IO
+#error "shard/checkpoint.h is an io header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/comm.h"
 #include "shard/pairlist.h"
 #include "shard/particles.h"

@@ -9,6 +9,10 @@
 #ifndef SHARD_COMM_H
 #define SHARD_COMM_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/comm.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/base.h"
 
 typedef struct shard_comm shard_comm;

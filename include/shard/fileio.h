@@ -2,6 +2,10 @@
 #ifndef SHARD_FILEIO_H
 #define SHARD_FILEIO_H
 
+#ifndef SHARD_LAYER_IO
+#error "shard/fileio.h is an io header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/base.h"
 
 /* Reads a whole file (fread in a loop, so that pipes and files whose size changes still work) into a new

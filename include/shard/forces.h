@@ -10,6 +10,10 @@
 #ifndef SHARD_FORCES_H
 #define SHARD_FORCES_H
 
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/forces.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/matter.h"
 
 /* The common force terms of this build, in table order.  Static storage. */

@@ -16,6 +16,10 @@
 #ifndef SHARD_FRAGMENT_COMM_H
 #define SHARD_FRAGMENT_COMM_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/fragment_comm.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/comm.h"
 #include "shard/fragment.h"
 #include "shard/halo.h"

@@ -2,13 +2,15 @@
  *
  * The module owns the shape and obstacle records (filled by the scene parser), their bounding boxes, the
  * inside test of a shape (used by lattice sampling and by constraint regions) and the signed distance to an
- * obstacle (used by contact).  Closed triangle meshes are read and tested elsewhere (io/mesh.h); here a mesh
- * shape is only its file name and transform.  Nothing here knows about particles, physics or ranks.
+ * obstacle (used by contact), and the exact 2-D orientation predicate.  A mesh shape is its file name, its
+ * transform and, once the driver has loaded it (io's mesh reader), its triangles (mesh.h).  Nothing here knows about particles, physics or ranks.
  */
 #ifndef SHARD_GEOMETRY_H
 #define SHARD_GEOMETRY_H
 
 #include "shard/base.h"
+
+struct shard_mesh;
 
 typedef enum shard_shape_kind {
     SHARD_SHAPE_BOX = 0,
@@ -29,6 +31,8 @@ typedef struct shard_shape {
     char file[SHARD_PATH_MAX];/* mesh: path as resolved (relative paths are taken from the scene's folder) */
     double scale;             /* mesh: uniform scale applied first (default 1) */
     double translate[3];      /* mesh: then this translation (default 0) */
+    struct shard_mesh *mesh;  /* mesh: its triangles, transformed, once the driver has loaded the file (mesh_io.h,
+                               * shard_mesh_load_shape; owned by the scene), NULL before */
     double u[3], v[3];        /* grid: the two edge vectors of the parallelogram from its corner p0, m */
     long divisions[2];        /* grid: cells along u and along v (>= 1 each): (divisions + 1) vertices per edge */
     shard_src_loc loc;        /* the shape's node, key e.g. "bodies[0].shape" */
@@ -65,10 +69,15 @@ void shard_shape_bounds(const shard_shape *s, double lo[3], double hi[3]);
 
 /* Distance from p to the surface of an analytic shape (box, sphere, cylinder), positive inside, and in n the
  * outward unit normal of the surface point nearest p (for a box or cylinder, of the nearest face).  A mesh shape
- * gives 0 and n = 0 (io/mesh.h has its own). Local. */
+ * gives 0 and n = 0 (mesh.h has its own). Local. */
 double shard_shape_surface(const shard_shape *s, const double p[3], double n[3]);
 
 /* Signed distance from p to the obstacle at time t (negative inside) and the outward unit normal. Local. */
 double shard_obstacle_distance(const shard_obstacle_def *o, double t, const double p[3], double n[3]);
+
+/* The exact sign (+1, 0, -1) of orient(a, b, c) = (b - a) x (c - a) for double coordinates: exactness (not only
+ * accuracy) makes orient(a, b, c) = -orient(b, a, c) hold bit for bit, which mesh sampling's tie-breaking relies
+ * on.  Valid while no product overflows or underflows (coordinates between about 1e-140 and 1e140). Local. */
+int shard_geom_orient2d(double ax, double ay, double bx, double by, double cx, double cy);
 
 #endif

@@ -14,6 +14,10 @@
 #ifndef SHARD_GHOSTS_H
 #define SHARD_GHOSTS_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/ghosts.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/halo.h"
 #include "shard/particles.h"
 

@@ -10,6 +10,10 @@
 #ifndef SHARD_HALO_H
 #define SHARD_HALO_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/halo.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/comm.h"
 
 typedef struct shard_halo shard_halo;

@@ -3,7 +3,7 @@
  * The state hash is what every run prints at its end and what the invariance tests compare: the sum mod 2^64
  * of a strong hash of each owned particle's (global id, x, v) bits.  Integer addition is associative, so the
  * sum over ranks is the same whatever the partition and the order.  Checkpoint checksums (io/checkpoint.c)
- * and the mesh reader's vertex-welding table (io/mesh.c) use the same mixing function.
+ * and the mesh reader's vertex-welding table (io/mesh_io.c) use the same mixing function.
  */
 #ifndef SHARD_HASH_H
 #define SHARD_HASH_H

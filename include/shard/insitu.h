@@ -30,6 +30,10 @@
 #ifndef SHARD_INSITU_H
 #define SHARD_INSITU_H
 
+#ifndef SHARD_LAYER_IO
+#error "shard/insitu.h is an io header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/base.h"
 #include "shard/fields.h"
 

@@ -9,6 +9,10 @@
 #ifndef SHARD_INTEGRATE_H
 #define SHARD_INTEGRATE_H
 
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/integrate.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/particles.h"
 
 /* v += h a for owned particles; prescribed ones get v = vpres. Local. */

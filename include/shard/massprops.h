@@ -4,7 +4,7 @@
  * The module owns the closed forms for the analytic shapes (axis-aligned box, sphere, cylinder of any axis
  * direction), the surface integration of a closed triangle mesh, and the eigen-decomposition of a symmetric 3x3
  * tensor into principal moments and a right-handed body frame with a deterministic choice of signs and order.  It
- * reads no files (meshes come from io/mesh.h or the caller) and knows nothing of bodies, particles or ranks; the
+ * reads no files (meshes come from mesh.h or the caller) and knows nothing of bodies, particles or ranks; the
  * rigid-body module turns its output into a body's state.
  *
  * Units: lengths in m, density in kg/m^3, mass in kg, inertia in kg m^2 (any consistent set works).  The inertia

@@ -1,7 +1,7 @@
 /* Matter: the kinds of matter a body can be, as modules listed in one table, and the force terms they bring.
  *
  * A body's `kind` in the scene names a matter module (shard_matter).  A module declares everything the driver
- * needs to run its particles, so that a new kind is one module file plus one row of the table (src/matter.c)
+ * needs to run its particles, so that a new kind is one module file plus one row of the table (src/matter/matter.c)
  * and no driver code changes (docs/architecture.md, "How to add a kind of matter"):
  *   - its per-particle arrays: the rows of its block (particles.h); particles of other kinds do not carry
  *     them; rows flagged SHARD_FIELD_STATE are distributed, checkpointed (group /<kind>) and restored;
@@ -31,6 +31,10 @@
  */
 #ifndef SHARD_MATTER_H
 #define SHARD_MATTER_H
+
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/matter.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
 
 #include "shard/fields.h"
 #include "shard/pairlist.h"

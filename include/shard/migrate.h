@@ -13,6 +13,10 @@
 #ifndef SHARD_MIGRATE_H
 #define SHARD_MIGRATE_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/migrate.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/partition.h"
 
 /* A migration sends its particle records in rounds (a round carries at least one record): each rank sends at

@@ -11,6 +11,10 @@
 #ifndef SHARD_NEIGHBOR_H
 #define SHARD_NEIGHBOR_H
 
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/neighbor.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/particles.h"
 
 /* How many cells of any cell list the particles may span along an axis (2^50): the driver stops a run whose

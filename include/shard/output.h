@@ -46,6 +46,10 @@
 #ifndef SHARD_OUTPUT_H
 #define SHARD_OUTPUT_H
 
+#ifndef SHARD_LAYER_IO
+#error "shard/output.h is an io header: only its layer and the layers above it (the driver) include it"
+#endif
+
 #include "shard/comm.h"
 #include "shard/particles.h"
 #include "shard/fields.h"

@@ -16,6 +16,10 @@
 #ifndef SHARD_PARTITION_H
 #define SHARD_PARTITION_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/partition.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/halo.h"
 #include "shard/pairlist.h"
 #include "shard/particles.h"

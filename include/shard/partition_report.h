@@ -8,6 +8,10 @@
 #ifndef SHARD_PARTITION_REPORT_H
 #define SHARD_PARTITION_REPORT_H
 
+#ifndef SHARD_LAYER_DRIVER
+#error "shard/partition_report.h is a driver header: only its layer and the layers above it (the CLI) include it"
+#endif
+
 #include "shard/comm.h"
 
 typedef struct shard_partition_opts {

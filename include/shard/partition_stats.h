@@ -10,6 +10,10 @@
 #ifndef SHARD_PARTITION_STATS_H
 #define SHARD_PARTITION_STATS_H
 
+#ifndef SHARD_LAYER_DECOMPOSITION
+#error "shard/partition_stats.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#endif
+
 #include "shard/particles.h"
 
 typedef struct shard_part_stats {

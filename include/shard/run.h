@@ -9,6 +9,10 @@
 #ifndef SHARD_RUN_H
 #define SHARD_RUN_H
 
+#ifndef SHARD_LAYER_DRIVER
+#error "shard/run.h is a driver header: only its layer and the layers above it (the CLI) include it"
+#endif
+
 #include "shard/comm.h"
 #include "shard/fields.h"
 #include "shard/fragment.h"

@@ -1,7 +1,7 @@
 /* Sample: turns a scene's bodies into lattice particles with global ids.
  *
  * Every shape is filled with the same simple-cubic lattice: p = o + (i + 1/2, j + 1/2, k + 1/2) * spacing,
- * with o the shape's bounding-box minimum, keeping the points inside the shape (meshes: io/mesh.h).  With
+ * with o the shape's bounding-box minimum, keeping the points inside the shape (meshes: shard_sample_mesh below).  With
  * `sampling: surface` the lattice's surface particles are then moved onto the true surface (half a spacing
  * inside it; sample.c).  Global
  * ids are assigned body by body, then z, y, x (x fastest), so they do not depend on the number of ranks.
@@ -18,6 +18,10 @@
  */
 #ifndef SHARD_SAMPLE_H
 #define SHARD_SAMPLE_H
+
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/sample.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
 
 #include "shard/mesh.h"
 #include "shard/particles.h"
@@ -97,7 +101,7 @@ typedef struct shard_sample_lattice {
     double lo[3];        /* the lattice origin: the shape's bounding-box minimum */
     int64_t dim[3];      /* lattice points per axis */
     double volume;       /* the shape's volume, m^3 (the size checks' estimate) */
-    shard_mesh mesh;     /* a mesh body's mesh, read by every rank (meshes are small next to the particles) */
+    const shard_mesh *mesh; /* a mesh body's mesh (the scene's: loaded by every rank before sampling) */
 } shard_sample_lattice;
 
 typedef struct shard_sample_plan {
@@ -140,5 +144,16 @@ void shard_sample_share_bonds(const shard_scene *scene, const double *h, const s
                               shard_csr *bonds, int64_t *cut);
 void shard_sample_share_free(shard_sample_share *sh);
 
+
+/* Lattice points inside the closed mesh.  The lattice is the one every shape uses (above):
+ * p = origin + (i + 1/2, j + 1/2, k + 1/2) * spacing for i, j, k >= 0, with origin = the mesh's bounding-box
+ * minimum, up to the bounding-box maximum.  Points are returned in k-major, then j, then i order (x fastest),
+ * in a newly allocated array of 3 * (*n) doubles (caller frees).  A point is inside when a ray from it
+ * along +x crosses the surface an odd number of times.  Local. */
+void shard_sample_mesh(const shard_mesh *mesh, double spacing, double **points, size_t *n);
+/* The same for the lattice planes k_first <= k < k_end only (the points of those planes, bit for bit as
+ * shard_sample_mesh gives them). Local. */
+void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
+                              double **points, size_t *n);
 
 #endif

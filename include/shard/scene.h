@@ -2,12 +2,16 @@
  *
  * The scene module owns parsing and validation of everything that can be checked from the text alone (syntax,
  * unknown keys, types, ranges, references between sections).  It does not read meshes or sample particles
- * (sample.h, io/mesh.h) and knows nothing about ranks: every rank parses the same text and so reaches the same
+ * (sample.h, mesh.h) and knows nothing about ranks: every rank parses the same text and so reaches the same
  * verdict.  Every value keeps the file location it came from so later stages (sampling, setup) can report
  * errors with file, line and key.  docs/scenes.md lists every key with its unit, default and range.
  */
 #ifndef SHARD_SCENE_H
 #define SHARD_SCENE_H
+
+#ifndef SHARD_LAYER_PHYSICS
+#error "shard/scene.h is a physics header: only its layer and the layers above it (the driver) include it"
+#endif
 
 #include "shard/fields.h"
 #include "shard/geometry.h"

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-static int32_t shard_fragments_find(int32_t *root, int32_t i)
+static int32_t shard_fragment_root(int32_t *root, int32_t i)
 {
     while (root[i] != i) {
         root[i] = root[root[i]]; /* path halving */
@@ -22,7 +22,7 @@ void shard_fragments_local(const shard_particles *p, const shard_csr *bonds, int
             size_t j = (size_t)bonds->idx[b];
             if (j >= n || j < i)
                 continue;
-            int32_t ri = shard_fragments_find(root, (int32_t)i), rj = shard_fragments_find(root, (int32_t)j);
+            int32_t ri = shard_fragment_root(root, (int32_t)i), rj = shard_fragment_root(root, (int32_t)j);
             if (ri != rj) { /* the smaller index becomes the representative: the result is the same either way */
                 if (ri < rj)
                     root[rj] = ri;
@@ -31,7 +31,7 @@ void shard_fragments_local(const shard_particles *p, const shard_csr *bonds, int
             }
         }
     for (size_t i = 0; i < n; i++)
-        root[i] = shard_fragments_find(root, (int32_t)i);
+        root[i] = shard_fragment_root(root, (int32_t)i);
     /* the component's smallest global id, gathered at its representative */
     for (size_t i = 0; i < n; i++)
         label[i] = p->gid[i];

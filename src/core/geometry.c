@@ -182,3 +182,73 @@ double shard_obstacle_distance(const shard_obstacle_def *o, double t, const doub
     }
     }
 }
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Exact 2-D orientation (geometry.h).  A floating-point filter (Shewchuk's orient2d stage A bound) settles almost
+ * every call; the rest are evaluated exactly as a sum of six products, each split into two doubles by fma and
+ * summed into a non-overlapping expansion whose largest component carries the sign.
+ * ---------------------------------------------------------------------------------------------------------- */
+
+static void shard_geom_two_sum(double a, double b, double *x, double *y)
+{
+    double s = a + b;
+    double bv = s - a;
+    double av = s - bv;
+    *x = s;
+    *y = (a - av) + (b - bv);
+}
+
+/* Adds b to the expansion e[0..m-1] (increasing magnitude, non-overlapping) in place, dropping zeros; returns
+ * the new length (at most m + 1). */
+static int shard_geom_grow(double *e, int m, double b)
+{
+    double q = b;
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        double h;
+        shard_geom_two_sum(q, e[i], &q, &h);
+        if (h != 0.0)
+            e[k++] = h;
+    }
+    if (q != 0.0 || k == 0)
+        e[k++] = q;
+    return k;
+}
+
+static int shard_geom_orient2d_exact(double ax, double ay, double bx, double by, double cx, double cy)
+{
+    const double f[6][2] = {{ax, by}, {-ax, cy}, {-ay, bx}, {ay, cx}, {bx, cy}, {-by, cx}};
+    double e[13];
+    int m = 0;
+    for (int i = 0; i < 6; i++) {
+        double p = f[i][0] * f[i][1];
+        double r = fma(f[i][0], f[i][1], -p);
+        m = shard_geom_grow(e, m, r);
+        m = shard_geom_grow(e, m, p);
+    }
+    double top = e[m - 1];
+    return (top > 0) - (top < 0);
+}
+
+int shard_geom_orient2d(double ax, double ay, double bx, double by, double cx, double cy)
+{
+    const double err_a = (3.0 + 16.0 * 0x1p-53) * 0x1p-53;
+    double l = (ax - cx) * (by - cy);
+    double r = (ay - cy) * (bx - cx);
+    double det = l - r, sum;
+    if (l > 0) {
+        if (r <= 0)
+            return (det > 0) - (det < 0);
+        sum = l + r;
+    } else if (l < 0) {
+        if (r >= 0)
+            return (det > 0) - (det < 0);
+        sum = -l - r;
+    } else {
+        /* l is an exact zero (a difference of doubles is 0 only for equal operands), and r's sign is exact. */
+        return (det > 0) - (det < 0);
+    }
+    if (det >= err_a * sum || -det >= err_a * sum)
+        return (det > 0) - (det < 0);
+    return shard_geom_orient2d_exact(ax, ay, bx, by, cx, cy);
+}

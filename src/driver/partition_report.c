@@ -48,6 +48,8 @@ static int shard_partition_scene(shard_comm *c, const char *path, shard_scene *s
     buf[n64] = '\0';
     int rc = shard_scene_parse(path, buf, (size_t)n64, sc, err);
     free(buf);
+    if (!rc)
+        rc = shard_sim_load_meshes(sc, err);
     /* Bond radii from the bodies' matter modules, as the run would have them. */
     shard_sim_tables tb;
     shard_sim_default_tables(NULL, &tb);

@@ -11,6 +11,7 @@
 
 #include "shard/fileio.h"
 #include "shard/geometry.h"
+#include "shard/mesh_io.h"
 #include "shard/partition.h"
 #include "shard/sample.h"
 
@@ -38,6 +39,18 @@ int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, s
     shard_error_at(err, sc->path, &sc->bodies[b].kind_loc, "unknown kind of matter '%s' (this build has: %s)",
                    sc->bodies[b].kind, known);
     return -1;
+}
+
+int shard_sim_load_meshes(shard_scene *sc, shard_error *err)
+{
+    for (int b = 0; b < sc->n_bodies; b++) {
+        shard_body_def *bd = &sc->bodies[b];
+        /* a solid's or rigid body's mesh bounds it; a surface's (cloth) may be open */
+        int rc = shard_mesh_load_shape(&bd->shape, !SHARD_BODY_IS_SURFACE(bd), sc->path, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* The module of every body from its `kind`.  Every rank sees the same scene, so the verdict needs no
@@ -580,6 +593,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     free(buf);
     if (!rc)
         rc = shard_sim_apply_overrides(&s->scene, ov, err);
+    if (!rc)
+        rc = shard_sim_load_meshes(&s->scene, err);
     if (!rc)
         rc = shard_sim_resolve_kinds(s, tables, err);
     if (!rc) {

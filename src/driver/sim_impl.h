@@ -210,6 +210,10 @@ void shard_sim_settle(shard_sim *s, int kick);
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
 
+/* setup.c: reads every mesh shape of the scene's bodies (io, mesh_io.h), as every rank does after parsing the
+ * scene: sampling and the modules see them loaded. 0 or SHARD_EXIT_INPUT. Local. */
+int shard_sim_load_meshes(shard_scene *sc, shard_error *err);
+
 /* setup.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
  * of the modules (for their bodies, when `modules` is set) and of the common force terms (for every body); the
  * first limit of the tables wins a tie, so *why (its dt_name) is deterministic, and *limit_body is the body

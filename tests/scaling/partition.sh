@@ -89,7 +89,7 @@ expect_eq "run: bonds = brute-force pair count" "$b_run" "$b_lattice"
 expect_eq "run: edge cut = partition" "$cut_run" "$cut_rep"
 bg=$(sed -n 's/^Bond ghosts per rank: min \([0-9]*\) avg \([0-9.]*\) max \([0-9]*\).*/\1 \2 \3/p' <<<"$run")
 if [ -z "$bg" ]; then
-  fail "run report has no 'Bond ghosts per rank: min X avg Y max Z' line (src/run.c: shard_sim_report must print the bond-ghost counts of the halo lists)"
+  fail "run report has no 'Bond ghosts per rank: min X avg Y max Z' line (src/driver/report.c: shard_sim_report must print the bond-ghost counts of the halo lists)"
 else
   read -r gmin gavg gmax <<<"$bg"
   pavg=$(awk -v g="$ghosts" -v p=$P 'BEGIN { printf "%.1f", g / p }')

@@ -13,7 +13,7 @@
  *     u or v stores D k^2 / 2 per area (0.975 of it: the boundary has no hinges), and 2.95 times that about
  *     the diagonal (the hinge energy's anisotropy on this grid, cloth.h);
  *   - the time step: finite, positive, shrinking with the cell size like the membrane CFL. */
-#include "shard/cloth.h"
+#include "cloth/cloth.h"
 #include "test.h"
 
 #include <math.h>

@@ -3,7 +3,7 @@
  * normals, misses), the impulses (momentum conserved, the relative normal velocity reached, the 10 % cap,
  * friction), an impact zone's rigid motion (momentum and angular momentum kept, distances kept to first
  * order) and the hierarchy's overlapping pairs against brute force. */
-#include "shard/cloth_collide.h"
+#include "cloth/cloth_collide.h"
 #include "test.h"
 
 #include <math.h>

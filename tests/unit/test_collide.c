@@ -11,7 +11,7 @@
  *   - symmetry: shard_collide(a, b) and (b, a) give the same points, depths and opposite normals, for the cases
  *     above and for 2000 random poses of every pair, which also must give finite unit normals;
  *   - unsupported pairs give 0. */
-#include "shard/collide.h"
+#include "rigid/collide.h"
 #include "shard/rotation.h"
 #include "test.h"
 

@@ -7,7 +7,7 @@
  * F_t = k_t xi + 2 zeta sqrt(k_t m_eff) v_t with xi the remembered tangential displacement (advanced by v_t dt
  * each step), held to |F_t| <= mu N.  The two bodies' constants below are chosen so that these come out round:
  * k = 75 kN/m, k_t = 60 kN/m, m_eff = 1.2 kg, sqrt(k m_eff) = 300, zeta = 0.15, mu = 0.6. */
-#include "shard/contact.h"
+#include "contact.h"
 #include "shard/neighbor.h"
 #include "test.h"
 

@@ -4,7 +4,7 @@
  * sizes drawn from a known exponent. */
 #include "test.h"
 
-#include "shard/fracture.h"
+#include "fracture.h"
 #include "shard/fragment.h"
 #include "shard/hash.h"
 

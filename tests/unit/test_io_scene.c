@@ -3,7 +3,7 @@
 #include "shard/output.h"
 #include "shard/particles.h"
 #include "shard/scene.h"
-#include "shard/solid.h"
+#include "solid/solid.h"
 #include "test.h"
 
 #include <stdlib.h>

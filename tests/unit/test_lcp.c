@@ -14,7 +14,7 @@
  *   - friction (exact cone): a point mass and a box with four corners on a slope stick when tan(theta) < mu
  *     (tangential force m g sin(theta), no motion) and slip when tan(theta) > mu (|f_t| = mu f_n opposing the
  *     sliding acceleration, which is g (sin - mu cos)), with tangents turned 30 degrees off the slope. */
-#include "shard/lcp.h"
+#include "lcp.h"
 #include "shard/massprops.h"
 #include "test.h"
 

@@ -2,7 +2,8 @@
  * counts when lattice rows run through edges and vertices, and volumes of curved shapes come out right.
  * All meshes are generated here and written to a temporary folder. */
 #define _XOPEN_SOURCE 700
-#include "shard/mesh.h"
+#include "shard/mesh_io.h"
+#include "shard/sample.h"
 #include "test.h"
 
 #include <dirent.h>
@@ -416,7 +417,7 @@ static void test_cube_formats(void)
         }
         double *p;
         size_t n;
-        shard_mesh_sample(&m, 0.1, &p, &n);
+        shard_sample_mesh(&m, 0.1, &p, &n);
         SHARD_ENSURE(n == 1000);
         if (f == 0) {
             ref = p;
@@ -442,7 +443,7 @@ static void test_cube_formats(void)
         SHARD_ENSURE(m.n_vertices == 24 && m.n_triangles == 12);
         double *p;
         size_t n;
-        shard_mesh_sample(&m, 0.1, &p, &n);
+        shard_sample_mesh(&m, 0.1, &p, &n);
         SHARD_ENSURE(n == n_ref && memcmp(p, ref, 3 * n * sizeof(double)) == 0);
         free(p);
         shard_mesh_free(&m);
@@ -460,7 +461,7 @@ static void test_cube_formats(void)
         SHARD_ENSURE(bmax[0] == 3 && bmax[1] == 0 && bmax[2] == 2.5);
         double *p;
         size_t n;
-        shard_mesh_sample(&m, 0.2, &p, &n);
+        shard_sample_mesh(&m, 0.2, &p, &n);
         SHARD_ENSURE(n == 1000);
         free(p);
         shard_mesh_free(&m);
@@ -491,7 +492,7 @@ static void test_rows_through_edges_and_vertices(void)
     SHARD_ENSURE(closed_ok(&mesh));
     double *p;
     size_t n;
-    shard_mesh_sample(&mesh, 0.125, &p, &n);
+    shard_sample_mesh(&mesh, 0.125, &p, &n);
     /* The 7 x 7 rows strictly inside the square each hold 8 points, whatever the tie-breaking. */
     size_t interior = 0, bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -518,7 +519,7 @@ static void test_rows_through_edges_and_vertices(void)
     if (read_ok(tmp_path("grid_cube.stl"), &r)) {
         SHARD_ENSURE(r.n_vertices == m.nv);
         SHARD_ENSURE(closed_ok(&r));
-        shard_mesh_sample(&r, 0.125, &p, &n);
+        shard_sample_mesh(&r, 0.125, &p, &n);
         SHARD_ENSURE(n == 512);
         free(p);
         shard_mesh_free(&r);
@@ -541,7 +542,7 @@ static void test_octahedron_on_lattice(void)
     double *p;
     size_t n;
     const double s = 0.25;
-    shard_mesh_sample(&mesh, s, &p, &n);
+    shard_sample_mesh(&mesh, s, &p, &n);
     size_t expected = 0;
     for (int k = 0; k < 13; k++)
         for (int j = 0; j < 13; j++)
@@ -572,7 +573,7 @@ static void test_sphere_and_torus(void)
         double *p;
         size_t n;
         const double s = 0.05;
-        shard_mesh_sample(&m, s, &p, &n);
+        shard_sample_mesh(&m, s, &p, &n);
         double expected = 4.0 / 3.0 * M_PI / (s * s * s);
         SHARD_ENSURE_NEAR((double)n / expected, 1.0, 0.01);
         size_t bad = 0;
@@ -596,7 +597,7 @@ static void test_sphere_and_torus(void)
         SHARD_ENSURE(closed_ok(&m));
         double *p;
         size_t n;
-        shard_mesh_sample(&m, s, &p, &n);
+        shard_sample_mesh(&m, s, &p, &n);
         double expected = 2 * M_PI * M_PI * big_r * small_r * small_r / (s * s * s);
         SHARD_ENSURE_NEAR((double)n / expected, 1.0, 0.02);
         size_t bad = 0;
@@ -645,7 +646,7 @@ static void test_convex_point_by_point(void)
         const double s = 0.05;
         double *p;
         size_t n;
-        shard_mesh_sample(&m, s, &p, &n);
+        shard_sample_mesh(&m, s, &p, &n);
         double lo[3], hi[3];
         shard_mesh_bounds(&m, lo, hi);
         long cnt[3];
@@ -897,7 +898,7 @@ static void fuzz_one(const char *path, const unsigned char *data, size_t len)
         if (ext > 0 && ext < 1e30) {
             double *p;
             size_t n;
-            shard_mesh_sample(&m, ext / 8, &p, &n);
+            shard_sample_mesh(&m, ext / 8, &p, &n);
             SHARD_ENSURE(n <= 9 * 9 * 9);
             free(p);
         }
@@ -977,7 +978,7 @@ static void test_large_sphere(void)
     const double s = cbrt(4.0 / 3.0 * M_PI / 1e6);
     double *p;
     size_t n;
-    shard_mesh_sample(&m, s, &p, &n);
+    shard_sample_mesh(&m, s, &p, &n);
     double t3 = now();
     SHARD_ENSURE_NEAR((double)n / 1e6, 1.0, 0.01);
     printf("sphere with %zu triangles: read %.3f s, check %.3f s, sample %zu points %.3f s\n", m.n_triangles,
@@ -1005,7 +1006,7 @@ static void test_scales(void)
             SHARD_ENSURE(closed_ok(&m));
             vols[k] = shard_mesh_volume(&m) / (scales[k] * scales[k] * scales[k]);
             double *p;
-            shard_mesh_sample(&m, 0.05 * scales[k], &p, &counts[k]);
+            shard_sample_mesh(&m, 0.05 * scales[k], &p, &counts[k]);
             free(p);
             shard_mesh_free(&m);
         } else {

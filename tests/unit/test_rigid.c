@@ -10,8 +10,8 @@
  * 1.5 m/s, and checks the Coulomb conditions at every point: |lambda_t| <= mu lambda_n, and where the point still
  * slips (the cube's four), lambda_t on the cone and opposite to the slip (maximum dissipation).
  */
-#include "shard/lcp.h"
-#include "shard/rigid.h"
+#include "lcp.h"
+#include "rigid/rigid.h"
 #include "shard/rotation.h"
 #include "test.h"
 

@@ -3,6 +3,7 @@
  * particles of shard_sample_scene_bonds: the same global ids, rest positions, bodies, velocities (angular
  * velocity about the exact centre), constraint flags and bond lists, for analytic shapes, surface-fitted
  * sampling, a mesh body, notches and bodies without bonds; ranks with no plane are allowed. */
+#include "shard/mesh_io.h"
 #include "shard/sample.h"
 #include "shard/xsum.h"
 #include "test.h"
@@ -46,6 +47,8 @@ int main(void)
     shard_scene sc;
     shard_error err = {0};
     SHARD_ENSURE(shard_scene_parse("sample.yaml", scene_text, sizeof scene_text - 1, &sc, &err) == 0);
+    for (int b = 0; b < sc.n_bodies && !err.code; b++) /* as the driver does before sampling */
+        shard_mesh_load_shape(&sc.bodies[b].shape, 1, sc.path, &err);
     if (err.code) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;

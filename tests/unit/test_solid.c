@@ -1,8 +1,8 @@
 /* Solid: the meshless elasticity / plasticity kernels of solid.h checked against closed forms and finite
  * differences, on hand-built simple-cubic blocks (one rank, no ghosts: local index = global id). */
-#include "shard/fracture.h"
+#include "fracture.h"
 #include "shard/neighbor.h"
-#include "shard/solid.h"
+#include "solid/solid.h"
 #include "test.h"
 
 #include <stdint.h>

@@ -31,7 +31,7 @@
  * The period is measured between interpolated crossings of the static deflection over about two periods. */
 #include "validation.h"
 
-#include "shard/solid.h"
+#include "solid/solid.h"
 
 #include <stdlib.h>
 #include <string.h>

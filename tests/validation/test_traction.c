@@ -1,4 +1,4 @@
-/* Validation: surface tractions (src/traction.c).  A free block 0.1 x 0.02 x 0.02 m (no gravity) carries a
+/* Validation: surface tractions (src/matter/traction.c).  A free block 0.1 x 0.02 x 0.02 m (no gravity) carries a
  * traction of 1 kPa along x on its x = 0.1 face (the region of its last lattice layer) from t0 = 2 dt on, and
  * -0.5 kPa along y on its y = 0 face until t1 = 40 dt: its momentum must be exactly the impulse of the face
  * forces, P = (sigma_x A_x (t - t0), -sigma_y A_y min(t, t1), 0) with A the faces' areas, to round-off, at two

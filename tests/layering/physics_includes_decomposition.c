@@ -1,0 +1,2 @@
+/* Must not compile: physics code including a decomposition header (tests/layering/check.sh). */
+#include "shard/halo.h"
