@@ -4,10 +4,11 @@
 # steps per second on 1 and 2 ranks (Shard) and one core (Bullet), and the self-intersections of the final
 # state (pairs of triangles that share no vertex and intersect), counted by one independent program for both.
 # One table and OUT/results.csv.  The programs are jobs/bench/cloth_peers/bullet_cloth.cpp (Bullet's side; its
-# comment says how the scene maps onto Bullet) and jobs/bench/cloth_peers/intersections.c (the counter: exact
-# predicates, a uniform-grid broad phase; it reads Shard's HDF5 output and Bullet's mesh dump), built here into
-# OUT/bin from Debian's packages; the counter's self-test runs before the benchmark.  The scene is defined once,
-# by the variables below: the Shard scene file and bullet_cloth's arguments are both written from them.
+# comment says how the scene maps onto Bullet) and tests/support/intersections.c (the counter: exact predicates,
+# a uniform-grid broad phase; it reads Shard's HDF5 output and Bullet's mesh dump; the cloth collision tests link
+# it too), built here into OUT/bin from Debian's packages; the counter's self-test runs before the benchmark.
+# The scene is defined once, by the variables below: the Shard scene file and bullet_cloth's arguments are both
+# written from them.
 #
 #   jobs/bench/cloth_peers.sh                                  # the defaults below (about 30 minutes on 2 cores)
 #   N=100 STEPS=3000 DT=1e-4 jobs/bench/cloth_peers.sh         # a coarser cloth (cells of 1 cm; about 3 minutes)
@@ -80,6 +81,7 @@ set -euo pipefail
 # shellcheck source=jobs/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 SRC=$JOB_REPO/jobs/bench/cloth_peers
+COUNTER=$JOB_REPO/tests/support/intersections.c
 N=${N:-250}
 SIDE=${SIDE:-1}
 RADIUS=${RADIUS:-0.3}
@@ -171,10 +173,10 @@ build() {
 # The counter reads Shard's files with the parallel HDF5 library Shard itself uses (serially: no MPI_Init needed).
 # shellcheck disable=SC2046,SC2086  # flags are word lists
 if [ "$WITH_SHARD" = 1 ]; then
-    build "$CC" $CFLAGS -std=c11 -Wall -DWITH_HDF5 $(pkg-config --cflags hdf5-openmpi) "$SRC/intersections.c" \
+    build "$CC" $CFLAGS -std=c11 -Wall -DWITH_HDF5 $(pkg-config --cflags hdf5-openmpi) "$COUNTER" \
         $(pkg-config --libs hdf5-openmpi) -lm -o "$OUT/bin/intersections"
 else
-    build "$CC" $CFLAGS -std=c11 -Wall "$SRC/intersections.c" -lm -o "$OUT/bin/intersections"
+    build "$CC" $CFLAGS -std=c11 -Wall "$COUNTER" -lm -o "$OUT/bin/intersections"
 fi
 BULLET_VERSION=-
 if [ -n "$PEERS" ]; then

@@ -1,5 +1,5 @@
 /* Validation: cloth collisions (cloth_collide.h; docs/validation.md, "Cloth collisions").  After every step
- * an independent exact counter (jobs/bench/cloth_peers/intersections.c, built as a library: exact orientation
+ * an independent exact counter (tests/support/intersections.c, built as a library: exact orientation
  * predicates, no tolerance) must find no pair of vertex-disjoint triangles that intersect, in:
  *   drape   a 0.6 x 0.6 m cloth dropped onto a sphere: it wraps the sphere and its skirt folds onto itself;
  *   fold    a 0.2 x 0.8 m strip held upright and let go: it crumples onto the ground in folds, layer on layer;
@@ -16,6 +16,7 @@
  * each at two resolutions.  Without the collision stage the drape and the fold intersect (tens to thousands of
  * pairs) and the patch passes through the net.
  * usage: validation_test_cloth_collide [CASE [K]]: CASE one of the names above, K 0 or 1 the resolution. */
+#include "intersections.h"
 #include "validation.h"
 
 #include <math.h>
@@ -23,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt);
 
 /* Intersecting pairs of the run's cloth's triangles now, by the exact counter: the cloth's own, and with a box
  * [lo, hi]'s twelve triangles (its faces, two each) when lo is not NULL (one rank: gid = index). */

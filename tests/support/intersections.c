@@ -1,6 +1,7 @@
 /* Counts the self-intersections of a triangle mesh: the pairs of triangles that share no vertex and intersect
  * (closed triangles: a pair that only touches, at a point or along a segment, counts).  Written for
- * jobs/bench/cloth_peers.sh, independent of Shard's and Bullet's code.
+ * jobs/bench/cloth_peers.sh, independent of Shard's and Bullet's code; it lives with the tests because
+ * tests/validation/test_cloth_collide.c links it too (intersections.h).
  *
  *   intersections [--sphere CX CY CZ R] FILE     FILE: a Shard output file (HDF5: /particles/position,
  *                                                /particles/global_id, /cloth/triangles) or a mesh dump of
@@ -39,6 +40,8 @@
  * about 1e-290 in magnitude: they do not for positions in metres), and degenerate triangles (exactly collinear
  * corners) are counted (`degenerate`) and not tested.  No tolerance is involved anywhere: a pair at a distance of
  * 1e-12 m does not count, one that touches does. */
+#include "intersections.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -524,7 +527,6 @@ static void count(const mesh *m, int brute, result *res, unsigned char *hit)
 /* Built with INTERSECTIONS_LIBRARY defined, this file is a library of one function (the tests'
  * zero-intersection checks, tests/validation/test_cloth_collide.c): the number of intersecting pairs of
  * vertex-disjoint triangles of the mesh x (3 per vertex) and tri (3 vertex indices per triangle). */
-long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt);
 long intersections_count(const double *x, int64_t nv, const int64_t *tri, int64_t nt)
 {
     mesh m = {nv, nt, (double *)x, (int64_t *)tri};
