@@ -74,7 +74,6 @@ void *shard_realloc_at(void *p, size_t bytes, const char *file, int line);
 #define shard_malloc(bytes) shard_malloc_at((bytes), __FILE__, __LINE__)
 #define shard_calloc(n, size) shard_calloc_at((n), (size), __FILE__, __LINE__)
 #define shard_realloc(p, bytes) shard_realloc_at((p), (bytes), __FILE__, __LINE__)
-#define SHARD_FREE(p) do { free(p); (p) = NULL; } while (0)
 
 /* Grow-only buffer: ensures *cap >= need elements of `size` bytes, growing by 1.5x. */
 void shard_reserve_at(void **p, size_t *cap, size_t need, size_t size, const char *file, int line);

@@ -205,7 +205,7 @@ part_bad_input() {
   need_binary || return
   start_part bad_input
   local cases=() c
-  for c in "$root"/tests/bad_input/*.expected; do cases+=("$(basename "$c" .expected)"); done
+  for c in "$root"/tests/bad_input/*/*.expected; do cases+=("$(basename "$c" .expected)"); done
   [ -n "${SANITIZE_CASES:-}" ] && read -r -a cases <<< "$SANITIZE_CASES"
   echo "bad input: ${#cases[@]} cases through tests/bad_input/run_case.sh, ${SANITIZE_JOBS:-3} at a time"
   printf '_bad_case:%s\n' "${cases[@]}" | xargs -P "${SANITIZE_JOBS:-3}" -n 1 "$0" "$build"

@@ -385,53 +385,72 @@ static int count_occurrences(const char *hay, const char *needle)
     return n;
 }
 
-/* Every bad_input case that the parser rejects must give the message in its .expected file (the runner's rule:
- * it appears exactly once).  Cases the parser accepts belong to later stages (mesh reading, sampling). */
-static void test_bad_input_files(void)
+/* One bad_input case, bad_input/<section>/<name>.yaml: if the parser rejects it, the message must hold the line
+ * of its .expected file exactly once (the runner's rule).  Counts it in *rejected or *later. */
+static void test_bad_input_case(const char *section, const char *file, int *rejected, int *later)
 {
-    DIR *d = opendir("bad_input");
-    SHARD_ENSURE(d != NULL);
-    if (!d)
-        return;
-    int rejected = 0, later = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        size_t nl = strlen(e->d_name);
-        if (nl < 6 || strcmp(e->d_name + nl - 5, ".yaml") != 0)
-            continue;
-        char yaml[512], expected_path[512];
-        snprintf(yaml, sizeof yaml, "bad_input/%s", e->d_name);
-        snprintf(expected_path, sizeof expected_path, "bad_input/%.*s.expected", (int)(nl - 5), e->d_name);
-        size_t len, elen;
-        char *text = read_all(yaml, &len);
-        char *expected = read_all(expected_path, &elen);
-        SHARD_ENSURE(text != NULL && expected != NULL);
-        if (!text || !expected) {
-            fprintf(stderr, "  %s: cannot read the case or its .expected file\n", e->d_name);
-            free(text);
-            free(expected);
-            continue;
-        }
-        while (elen > 0 && (expected[elen - 1] == '\n' || expected[elen - 1] == '\r'))
-            expected[--elen] = '\0';
-        SHARD_ENSURE(elen > 0 && strchr(expected, '\n') == NULL);
-
-        shard_scene s;
-        shard_error err = {0};
-        if (shard_scene_parse(e->d_name, text, len, &s, &err) == 0) {
-            later++;
-            shard_scene_free(&s);
-        } else {
-            rejected++;
-            int n = count_occurrences(err.msg, expected);
-            SHARD_ENSURE(n == 1);
-            if (n != 1)
-                fprintf(stderr, "  %s:\n    got      '%s'\n    expected '%s'\n", e->d_name, err.msg, expected);
-        }
+    size_t nl = strlen(file);
+    char yaml[512], expected_path[512];
+    snprintf(yaml, sizeof yaml, "bad_input/%s/%s", section, file);
+    snprintf(expected_path, sizeof expected_path, "bad_input/%s/%.*s.expected", section, (int)(nl - 5), file);
+    size_t len, elen;
+    char *text = read_all(yaml, &len);
+    char *expected = read_all(expected_path, &elen);
+    SHARD_ENSURE(text != NULL && expected != NULL);
+    if (!text || !expected) {
+        fprintf(stderr, "  %s/%s: cannot read the case or its .expected file\n", section, file);
         free(text);
         free(expected);
+        return;
     }
-    closedir(d);
+    while (elen > 0 && (expected[elen - 1] == '\n' || expected[elen - 1] == '\r'))
+        expected[--elen] = '\0';
+    SHARD_ENSURE(elen > 0 && strchr(expected, '\n') == NULL);
+
+    shard_scene s;
+    shard_error err = {0};
+    if (shard_scene_parse(file, text, len, &s, &err) == 0) {
+        (*later)++;
+        shard_scene_free(&s);
+    } else {
+        (*rejected)++;
+        int n = count_occurrences(err.msg, expected);
+        SHARD_ENSURE(n == 1);
+        if (n != 1)
+            fprintf(stderr, "  %s/%s:\n    got      '%s'\n    expected '%s'\n", section, file, err.msg, expected);
+    }
+    free(text);
+    free(expected);
+}
+
+/* Every bad_input case (bad_input/<section>/<name>.yaml) that the parser rejects must give the message in its
+ * .expected file.  Cases the parser accepts belong to later stages (mesh reading, sampling).  The scene is
+ * parsed under its file name, as run_case.sh runs it from its folder. */
+static void test_bad_input_files(void)
+{
+    DIR *top = opendir("bad_input");
+    SHARD_ENSURE(top != NULL);
+    if (!top)
+        return;
+    int rejected = 0, later = 0;
+    struct dirent *t;
+    while ((t = readdir(top)) != NULL) {
+        if (t->d_name[0] == '.')
+            continue;
+        char dir[512];
+        snprintf(dir, sizeof dir, "bad_input/%s", t->d_name);
+        DIR *d = opendir(dir);
+        if (!d)
+            continue; /* a file of the top folder (run_case.sh) */
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            size_t nl = strlen(e->d_name);
+            if (nl >= 6 && strcmp(e->d_name + nl - 5, ".yaml") == 0)
+                test_bad_input_case(t->d_name, e->d_name, &rejected, &later);
+        }
+        closedir(d);
+    }
+    closedir(top);
     printf("bad_input: %d cases rejected by the scene parser, %d left to later stages\n", rejected, later);
     SHARD_ENSURE(rejected >= 20);
 }
