@@ -121,6 +121,15 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
     free(steps);
 }
 
+void shard_output_owners_changed(shard_output *o)
+{
+    if (!o)
+        return;
+    free(o->index);
+    o->index = NULL;
+    o->index_built = 0;
+}
+
 #ifdef SHARD_HAVE_HDF5
 
 /* Rank 0: the XDMF text for every listed file, written to a temporary name and renamed over the index.
@@ -333,15 +342,6 @@ static int shard_output_block_of(int64_t n, int64_t g, int size)
     while (r > 0 && shard_output_block_lo(n, r, size) > g)
         r--;
     return r;
-}
-
-void shard_output_owners_changed(shard_output *o)
-{
-    if (!o)
-        return;
-    free(o->index);
-    o->index = NULL;
-    o->index_built = 0;
 }
 
 static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_owned, const int64_t *gid)
