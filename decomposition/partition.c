@@ -92,7 +92,8 @@ static shard_partition_ghost *shard_share_ghosts(shard_comm *c, const shard_shar
             if (j >= first && j < last)
                 continue;
             shard_reserve((void **)&gh, &cap, ng + 1, sizeof *gh);
-            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j), j};
+            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j),
+                                               j};
         }
     if (ng > 1)
         qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);

@@ -370,8 +370,8 @@ int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_fiel
     return 0;
 }
 
-/* Only the checks of a dataset's shape (the whole-file reader reads it here; this one reads it once the counts
- * say where its rows are). */
+/* Only the checks of a dataset's shape (the whole-file reader reads it here; the range reader reads it once the
+ * counts say where its rows are). */
 int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
                            int64_t rows, shard_error *err)
 {

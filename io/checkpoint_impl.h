@@ -53,7 +53,8 @@ int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_fi
 #endif
 
 /* The parallel reader's cut and exchanges (checkpoint_exchange.c). */
-/* The largest count the range reader takes from a file (particles, bond entries, list entries): 2^60. */
+/* The largest count the range reader takes from a file (particles, bond entries, list entries): 2^60, so that
+ * no sum of counts can overflow; a file with more rows than that could not be stored (8 bytes a row). */
 #define SHARD_CKPT_MAX_COUNT (INT64_C(1) << 60)
 /* floor(n * r / p) without forming n * r: the first item of part r when n items are cut into p parts. */
 int64_t shard_ckpt_split(int64_t n, int r, int p);

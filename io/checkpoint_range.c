@@ -1,13 +1,13 @@
-/* Checkpoint range reader: shard_checkpoint_load_range, the parallel read of a checkpoint, every rank its
- * hyperslab of the file's rows, then each row to the owner of its global id.
+/* Checkpoint range reader: shard_checkpoint_load_range, the parallel read of a checkpoint, every rank its hyperslab
+ * of the file's rows, then each row to the owner of its global id.
  *
- * The checks are those of the whole-file reader, in the same order, each made where its data is, and every one
- * ends with an agreement, so that every rank takes the same path through the HDF5 calls and returns the same
- * message.  Where a message names the first offender (a row, a particle), it is the one the whole-file reader
- * names: checks over file rows take the lowest failing rank's first (readers hold the rows in rank order),
- * checks over global ids the lowest failing owner's first (owners hold the ids in rank order), and the
- * checks made by the owner of another id than the one named (sections' duplicates, symmetry) take the smallest
- * candidate over the ranks.
+ * The checks are those of the whole-file reader (shard_checkpoint_load, tests/support/checkpoint_whole.c: the
+ * reference the tests compare this reader with), in the same order, each made where its data is, and every one ends
+ * with an agreement, so that every rank takes the same path through the HDF5 calls and returns the same message.
+ * Where a message names the first offender (a row, a particle), it is the one the whole-file reader names: checks
+ * over file rows take the lowest failing rank's first (readers hold the rows in rank order), checks over global ids
+ * the lowest failing owner's first (owners hold the ids in rank order), and the checks made by the owner of another
+ * id than the one named (sections' duplicates, symmetry) take the smallest candidate over the ranks.
  */
 #include "checkpoint_impl.h"
 
@@ -555,9 +555,9 @@ static int shard_ckpt_par_bonds(shard_ckpt_par *k, shard_checkpoint_data *d, sha
         }
     }
     free(where), free(recv);
-    /* Symmetry (the force assembly gathers from both ends, and METIS needs an undirected graph): for every bond
-     * g-j, (j, g) to the owner of j, who looks for g in j's row.  A valid file sends an owner as many questions
-     * as its rows hold bonds. */
+    /* Symmetry (the force assembly gathers from both ends, and the graph balancer takes an undirected graph): for
+     * every bond g-j, (j, g) to the owner of j, who looks for g in j's row.  A valid file sends an owner as many
+     * questions as its rows hold bonds. */
     size_t *cnt = shard_calloc((size_t)p + 1, sizeof *cnt);
     int32_t *jdest = shard_malloc((nb_here + 1) * sizeof *jdest);
     for (size_t e = 0; e < nb_here; e++)

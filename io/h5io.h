@@ -1,5 +1,5 @@
-/* Private to io/: the parallel HDF5 writer shared by the output and checkpoint modules, and small helpers for
- * the serial reader of checkpoints.
+/* Private to io/: the parallel HDF5 writer shared by the output and checkpoint modules, the HDF5 types of the
+ * registry's element types, and path helpers (folders, step files, fsync).
  *
  * A file is created on the run's communicator with the MPI-IO driver; every dataset is written collectively,
  * each rank its own rows as one hyperslab starting at the exclusive prefix sum of the rows of the ranks below

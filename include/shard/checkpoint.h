@@ -6,8 +6,7 @@
  * injection.  What the state is comes from elsewhere: every particle array whose registry row (particles.h)
  * has SHARD_FIELD_STATE is written and restored, and so is every such row of a matter module's block (in the
  * module's section), so a module that adds such a row is checkpointed without a change here; bonds travel
- * with their broken flags.  The driver repartitions the loaded state with METIS for
- * the new rank count (partition.h).
+ * with their broken flags.  The loaded state is partitioned anew for the run's rank count (partition.h).
  *
  * Layout of DIR/checkpoint_<step>.h5 (rows in rank order, then the order of the owned particles):
  *   /                          attributes: format = "shard-checkpoint", format_version, shard_version, step,

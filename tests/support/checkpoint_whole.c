@@ -217,7 +217,8 @@ static int shard_ckpt_load_body(hid_t f, const char *path, int n_sections, const
             }
         }
     }
-    /* Bonds are symmetric (the force assembly gathers from both ends, and METIS needs an undirected graph). */
+    /* Bonds are symmetric (the force assembly gathers from both ends, and the graph balancer takes an undirected
+     * graph). */
     for (int64_t g = 0; g < n && !err->code; g++)
         for (int64_t b = d->bonds.start[g]; b < d->bonds.start[g + 1]; b++) {
             int32_t j = d->bonds.idx[b];
