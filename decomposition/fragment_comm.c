@@ -1,6 +1,7 @@
 /* Fragments across ranks (see fragment_comm.h). */
 #include "shard/fragment_comm.h"
 
+#include "shard/sorted.h"
 #include "shard/xsum.h"
 
 #include <math.h>
@@ -105,18 +106,6 @@ static int shard_fragment_key_cmp(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static int shard_fragment_label_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int shard_fragment_cmp(const void *a, const void *b)
-{
-    int64_t x = ((const shard_fragment *)a)->label, y = ((const shard_fragment *)b)->label;
-    return (x > y) - (x < y);
-}
-
 /* Labels of every owned particle: local union-find, then rounds over the halos until none falls. */
 static void shard_fragments_label(shard_comm *c, const shard_particles *p, const shard_csr *bonds,
                                   shard_halo *const *halos, int n_halos, int64_t *label)
@@ -142,6 +131,54 @@ static void shard_fragments_label(shard_comm *c, const shard_particles *p, const
             break;
     }
     free(wire), free(root);
+}
+
+/* Collective: the statistics of the fragments every rank holds (out[0..n_out) here). */
+static void shard_fragments_stats(shard_comm *c, const shard_fragment *out, size_t n_out, double m0, long fit_min,
+                                  shard_fragment_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->m0 = m0;
+    st->n_fragments = shard_comm_sum_i64(c, (int64_t)n_out);
+    double big = -INFINITY;
+    for (size_t q = 0; q < n_out; q++)
+        big = fmax(big, out[q].mass);
+    st->largest_mass = shard_comm_max(c, big);
+    double lab = -INFINITY; /* the smallest label among the largest: a maximum of -label */
+    for (size_t q = 0; q < n_out; q++)
+        if (out[q].mass == st->largest_mass)
+            lab = fmax(lab, -(double)out[q].label);
+    st->largest_label = st->n_fragments > 0 ? (int64_t)(-shard_comm_max(c, lab)) : -1;
+    /* histogram, total mass and the fit's sum: exact sums of per-fragment terms */
+    enum { T_TOTAL = 0, T_LOG, T_FIT, T_BINS };
+    int nt = T_BINS + 2 * SHARD_FRAGMENT_BINS;
+    double *terms = shard_calloc((n_out + 1) * (size_t)nt, sizeof *terms);
+    st->fit_min_mass = ((double)fit_min - 0.5) * m0;
+    for (size_t q = 0; q < n_out; q++) {
+        double *t = terms + q * (size_t)nt;
+        t[T_TOTAL] = out[q].mass;
+        if (out[q].count >= fit_min && out[q].label != st->largest_label) {
+            t[T_LOG] = log(out[q].mass / st->fit_min_mass);
+            t[T_FIT] = 1.0;
+        }
+        int k = shard_fragment_bin(out[q].mass, m0);
+        t[T_BINS + k] = 1.0;
+        t[T_BINS + SHARD_FRAGMENT_BINS + k] = out[q].mass;
+    }
+    double *sum = shard_malloc((size_t)nt * sizeof *sum);
+    shard_comm_sum_exact(c, terms, n_out, nt, sum);
+    free(terms);
+    st->total_mass = sum[T_TOTAL];
+    st->n_fit = (int64_t)sum[T_FIT];
+    shard_fragment_fit(st->n_fit, sum[T_LOG], &st->tau, &st->tau_error);
+    st->n_bins = 0;
+    for (int k = 0; k < SHARD_FRAGMENT_BINS; k++) {
+        st->bin_count[k] = (int64_t)sum[T_BINS + k];
+        st->bin_mass[k] = sum[T_BINS + SHARD_FRAGMENT_BINS + k];
+        if (st->bin_count[k] > 0)
+            st->n_bins = k + 1;
+    }
+    free(sum);
 }
 
 void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_csr *bonds, shard_halo *const *halos,
@@ -223,7 +260,7 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
     for (size_t q = 0; q < np; q++)
         order[2 * q] = recv[q * FR_WORDS], order[2 * q + 1] = (int64_t)q;
     if (np > 1)
-        qsort(order, np, 2 * sizeof *order, shard_fragment_label_cmp);
+        qsort(order, np, 2 * sizeof *order, shard_sorted_cmp_i64); /* by label alone */
     shard_fragment_part *other = shard_malloc(sizeof *other);
     for (size_t a = 0; a < np;) {
         shard_fragment_unpack(recv + (size_t)order[2 * a + 1] * FR_WORDS, part);
@@ -238,52 +275,9 @@ void shard_fragments_find(shard_comm *c, const shard_particles *p, const shard_c
         a = b;
     }
     free(order), free(recv), free(part), free(other);
-    if (n_out > 1) /* (out is NULL when this rank holds none) */
-        qsort(out, n_out, sizeof *out, shard_fragment_cmp);
+    if (n_out > 1) /* (out is NULL when this rank holds none); by label, the first member */
+        qsort(out, n_out, sizeof *out, shard_sorted_cmp_i64);
     *frags = out;
     *n_frags = n_out;
-
-    /* Statistics from the held fragments. */
-    memset(st, 0, sizeof *st);
-    st->m0 = m0;
-    st->n_fragments = shard_comm_sum_i64(c, (int64_t)n_out);
-    double big = -INFINITY;
-    for (size_t q = 0; q < n_out; q++)
-        big = fmax(big, out[q].mass);
-    st->largest_mass = shard_comm_max(c, big);
-    double lab = -INFINITY; /* the smallest label among the largest: a maximum of -label */
-    for (size_t q = 0; q < n_out; q++)
-        if (out[q].mass == st->largest_mass)
-            lab = fmax(lab, -(double)out[q].label);
-    st->largest_label = st->n_fragments > 0 ? (int64_t)(-shard_comm_max(c, lab)) : -1;
-    /* histogram, total mass and the fit's sum: exact sums of per-fragment terms */
-    enum { T_TOTAL = 0, T_LOG, T_FIT, T_BINS };
-    int nt = T_BINS + 2 * SHARD_FRAGMENT_BINS;
-    double *terms = shard_calloc((n_out + 1) * (size_t)nt, sizeof *terms);
-    st->fit_min_mass = ((double)fit_min - 0.5) * m0;
-    for (size_t q = 0; q < n_out; q++) {
-        double *t = terms + q * (size_t)nt;
-        t[T_TOTAL] = out[q].mass;
-        if (out[q].count >= fit_min && out[q].label != st->largest_label) {
-            t[T_LOG] = log(out[q].mass / st->fit_min_mass);
-            t[T_FIT] = 1.0;
-        }
-        int k = shard_fragment_bin(out[q].mass, m0);
-        t[T_BINS + k] = 1.0;
-        t[T_BINS + SHARD_FRAGMENT_BINS + k] = out[q].mass;
-    }
-    double *sum = shard_malloc((size_t)nt * sizeof *sum);
-    shard_comm_sum_exact(c, terms, n_out, nt, sum);
-    free(terms);
-    st->total_mass = sum[T_TOTAL];
-    st->n_fit = (int64_t)sum[T_FIT];
-    shard_fragment_fit(st->n_fit, sum[T_LOG], &st->tau, &st->tau_error);
-    st->n_bins = 0;
-    for (int k = 0; k < SHARD_FRAGMENT_BINS; k++) {
-        st->bin_count[k] = (int64_t)sum[T_BINS + k];
-        st->bin_mass[k] = sum[T_BINS + SHARD_FRAGMENT_BINS + k];
-        if (st->bin_count[k] > 0)
-            st->n_bins = k + 1;
-    }
-    free(sum);
+    shard_fragments_stats(c, out, n_out, m0, fit_min, st);
 }

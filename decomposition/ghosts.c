@@ -3,6 +3,8 @@
 
 #include "halo_impl.h"
 
+#include "shard/sorted.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,26 +117,12 @@ static double shard_ghosts_point_gap2(const double *box, const double *x)
 /* Is owned particle i in the bond send list to rank q? (lists are sorted by local index) */
 static int shard_ghosts_bond_sent(const shard_halo *bh, int q, int32_t i)
 {
-    int lo = 0, hi = bh->n_nbr;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (bh->nbr[mid] < q)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo >= bh->n_nbr || bh->nbr[lo] != q)
+    int k = shard_sorted_find_int(bh->nbr, (size_t)bh->n_nbr, q);
+    if (k < 0)
         return 0;
-    const int32_t *s = bh->send_idx + bh->send_displ[lo];
-    int a = 0, b = bh->send_count[lo];
-    while (a < b) {
-        int mid = (a + b) / 2;
-        if (s[mid] < i)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a < bh->send_count[lo] && s[a] == i;
+    const int32_t *s = bh->send_idx + bh->send_displ[k];
+    size_t n = (size_t)bh->send_count[k], a = shard_sorted_lower_i32(s, n, i);
+    return a < n && s[a] == i;
 }
 
 /* Is owned particle i in some bond plan's send list to rank q? */
@@ -278,16 +266,14 @@ static int shard_ghosts_bodies_touch(const shard_ghosts *g, const double *a, con
     return a[0] != b[0] || g->self[(int)a[0]];
 }
 
-void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, shard_halo *const *bond_halos,
-                          int n_halos, double cutoff)
+/* Collective: this rank's cluster boxes, then everyone's (g->boxes, box_count, box_displ), with the per-rank
+ * arrays sized for np ranks.  Contacts join particles of different bodies (and of one body that touches
+ * itself), so a particle is sent only where another body's box (or, for such a body, its own) is near: a
+ * single-body block that cannot break sends no contact ghost.  Returns the number of this rank's boxes. */
+static size_t shard_ghosts_gather_boxes(shard_ghosts *g, shard_comm *c, const shard_particles *p, double cutoff)
 {
-    size_t n_own = p->n_owned, first = p->n_owned + p->n_bond_ghost;
-    p->n_local = first;
+    size_t n_own = p->n_owned;
     int np = c->size;
-
-    /* This rank's cluster boxes, then everyone's.  Contacts join particles of different bodies (and of one
-     * body that touches itself), so a particle is sent only where another body's box (or, for such a body,
-     * its own) is near: a single-body block that cannot break sends no contact ghost. */
     size_t n_mine = n_own ? shard_ghosts_clusters(g, p, 2.0 * cutoff) : 0;
     const double *mine = g->mine;
     shard_reserve((void **)&g->nbr, &g->cap_rank, (size_t)np + 1, sizeof(int));
@@ -307,14 +293,19 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
     SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count,
                                 g->box_displ, MPI_DOUBLE, c->world));
     g->rebuild_bytes += (uint64_t)(np - 1) * (sizeof(int) + (uint64_t)n_mine_i * sizeof(double));
-    const double *boxes = g->boxes;
+    return n_mine;
+}
 
-    /* Neighbours: some box on one rank within cutoff of a box on the other whose bodies may touch.  Evaluated
-     * with the lower rank's boxes first so that both ranks of a pair compute exactly the same expression and
-     * agree. */
+/* Neighbours (into g->nbr, ascending): the ranks with some box within cutoff of a box of this rank whose bodies
+ * may touch.  Evaluated with the lower rank's boxes first so that both ranks of a pair compute exactly the same
+ * expression and agree.  Returns their number. */
+static int shard_ghosts_neighbours(shard_ghosts *g, const shard_comm *c, double cutoff)
+{
+    int np = c->size;
+    const double *boxes = g->boxes;
     double cut2 = cutoff * cutoff;
     int n_nbr = 0;
-    int *nbr = g->nbr, *send_count = g->send_count, *recv_count = g->recv_count;
+    int *nbr = g->nbr;
     for (int q = 0; q < np; q++) {
         if (q == c->rank)
             continue;
@@ -330,9 +321,19 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
         if (near)
             nbr[n_nbr++] = q;
     }
+    return n_nbr;
+}
 
-    /* Send lists: for each neighbour, the boxes of it near each own cluster, then the particles of those
-     * clusters near one of them. */
+/* Send lists (g->send_idx, send_count per neighbour): for each neighbour, the boxes of it near each own
+ * cluster, then the particles of those clusters near one of them that no bond plan sends there already.
+ * Returns the particles sent, over all neighbours. */
+static size_t shard_ghosts_send_lists(shard_ghosts *g, const shard_particles *p, shard_halo *const *bond_halos,
+                                      int n_halos, size_t n_mine, int n_nbr, double cutoff)
+{
+    size_t n_own = p->n_owned;
+    const double *mine = g->mine, *boxes = g->boxes;
+    double cut2 = cutoff * cutoff;
+    int *nbr = g->nbr, *send_count = g->send_count, *recv_count = g->recv_count;
     size_t n_send = 0;
     shard_reserve((void **)&g->near_start, &g->cap_near_start, n_mine + 2, sizeof *g->near_start);
     for (int k = 0; k < n_nbr; k++) {
@@ -363,6 +364,19 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
             send_count[k]++;
         }
     }
+    return n_send;
+}
+
+void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, shard_halo *const *bond_halos,
+                          int n_halos, double cutoff)
+{
+    size_t first = p->n_owned + p->n_bond_ghost;
+    p->n_local = first;
+
+    size_t n_mine = shard_ghosts_gather_boxes(g, c, p, cutoff);
+    int n_nbr = shard_ghosts_neighbours(g, c, cutoff);
+    size_t n_send = shard_ghosts_send_lists(g, p, bond_halos, n_halos, n_mine, n_nbr, cutoff);
+    int *nbr = g->nbr, *send_count = g->send_count, *recv_count = g->recv_count;
 
     shard_reserve((void **)&g->req, &g->cap_req, 2 * (size_t)n_nbr + 1, sizeof *g->req);
     MPI_Request *req = g->req;

@@ -4,6 +4,8 @@
 #include "halo_impl.h"
 #include "package_impl.h"
 
+#include "shard/sorted.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,17 +17,9 @@
 static size_t shard_migrate_words(size_t bytes) { return (bytes + 7) / 8; }
 
 typedef struct shard_migrate_rec {
-    int64_t module, gid;
+    int64_t module, gid; /* the key, (module, gid): shard_sorted_cmp_i64_pair */
     size_t at;           /* the header's index, then the record's row in the package */
 } shard_migrate_rec;
-
-static int shard_migrate_cmp_rec(const void *a, const void *b)
-{
-    const shard_migrate_rec *x = a, *y = b;
-    if (x->module != y->module)
-        return (x->module > y->module) - (x->module < y->module);
-    return (x->gid > y->gid) - (x->gid < y->gid);
-}
 
 /* Words of the fixed part of a record of module m (header and rows). */
 static size_t shard_migrate_fixed_words(const shard_partition_kinds *kinds, const shard_block *blocks,
@@ -94,6 +88,17 @@ static size_t shard_migrate_pack(const shard_particles *p, const shard_partition
     return (size_t)(w - out);
 }
 
+/* Words of owned particle i's record (as shard_migrate_pack writes it). */
+static size_t shard_migrate_particle_words(const shard_partition_kinds *kinds, const size_t *fixed,
+                                           const shard_particles *p, const shard_csr *bonds,
+                                           const shard_pairlist *lists, size_t i)
+{
+    size_t w = fixed[kinds->body_module[p->body[i]]] + 2 * (size_t)(bonds->start[i + 1] - bonds->start[i]);
+    for (int q = 0; q < kinds->n_lists; q++)
+        w += shard_migrate_list_entries(&lists[q], i) * (1 + (size_t)lists[q].width);
+    return w;
+}
+
 static size_t shard_migrate_record_words(const shard_partition_kinds *kinds, const shard_pairlist *lists,
                                          const size_t *fixed, const int64_t *rec)
 {
@@ -132,7 +137,7 @@ static void shard_migrate_recv_open(shard_migrate_recv *rv, const shard_partitio
     for (size_t a = 0; a < n_rec; a++)
         rv->rec[a] = (shard_migrate_rec){hdr[H * a + 1], hdr[H * a], a};
     if (n_rec > 1)
-        qsort(rv->rec, n_rec, sizeof *rv->rec, shard_migrate_cmp_rec);
+        qsort(rv->rec, n_rec, sizeof *rv->rec, shard_sorted_cmp_i64_pair);
     shard_package *k = &rv->k;
     k->n_mod = nm;
     k->mod = shard_calloc(3 * (size_t)nm + 1, sizeof *k->mod);
@@ -182,7 +187,7 @@ static void shard_migrate_recv_put(shard_migrate_recv *rv, int me, const shard_p
 {
     shard_package *k = &rv->k;
     shard_migrate_rec key = {r[1], r[0], 0};
-    const shard_migrate_rec *hit = bsearch(&key, rv->rec, rv->n_rec, sizeof key, shard_migrate_cmp_rec);
+    const shard_migrate_rec *hit = bsearch(&key, rv->rec, rv->n_rec, sizeof key, shard_sorted_cmp_i64_pair);
     SHARD_ASSERT(hit);
     size_t l = hit->at;
     int m = (int)r[1];
@@ -263,6 +268,34 @@ static void shard_migrate_recv_close(shard_migrate_recv *rv, const shard_block *
         free(rv->loff[q]);
     free(rv->loff);
     rv->gh = NULL, rv->rec = NULL, rv->boff = NULL, rv->mod_own = NULL, rv->loff = NULL;
+}
+
+/* The new bond ghosts' state rows (the SHARD_FIELD_GHOST rows of the particles' and the modules' arrays that
+ * travel), from their owners through the new plans. */
+static void shard_migrate_forward_ghosts(shard_halo **halos, int nm, shard_particles *p, shard_block *blocks,
+                                         uint64_t present, const uint64_t *mpresent, shard_migrate_stats *stats)
+{
+    for (int m = 0; m < nm; m++) {
+        shard_halo *h = halos[m];
+        if (!h)
+            continue;
+        shard_halo_rows rows[SHARD_PKG_MAX_FIELDS + SHARD_BLOCK_MAX_ROWS];
+        int n = 0;
+        for (int f = 0; f < shard_particle_n_fields; f++) {
+            const shard_field_desc *d = &shard_particle_fields[f];
+            if ((present >> f & 1u) && (d->flags & SHARD_FIELD_GHOST))
+                rows[n++] = (shard_halo_rows){shard_particles_array(p, d), shard_field_row_bytes(d), 0,
+                                              h->recv_first};
+        }
+        shard_block *b = &blocks[m];
+        for (int r = 0; r < b->n_rows; r++)
+            if ((mpresent[m] >> r & 1u) && (b->rows[r].flags & SHARD_FIELD_GHOST))
+                rows[n++] = (shard_halo_rows){shard_field_array(b, &b->rows[r]), shard_field_row_bytes(&b->rows[r]),
+                                              b->first, b->n_owned};
+        uint64_t b0 = shard_halo_bytes(h);
+        shard_halo_forward_rows(h, n, rows);
+        stats->bytes += shard_halo_bytes(h) - b0;
+    }
 }
 
 void shard_migrate(shard_comm *c, const shard_partition_kinds *kinds, const int32_t *dest, shard_particles *p,
@@ -349,9 +382,7 @@ void shard_migrate_to(shard_comm *c, const shard_partition_kinds *kinds, const d
     int64_t left = 0;
     for (size_t o = 0; o < n_own; o++) {
         size_t i = order[o];
-        size_t w = fixed[kinds->body_module[p->body[i]]] + 2 * (size_t)(bonds->start[i + 1] - bonds->start[i]);
-        for (int q = 0; q < nl; q++)
-            w += shard_migrate_list_entries(&lists[q], i) * (1 + (size_t)lists[q].width);
+        size_t w = shard_migrate_particle_words(kinds, fixed, p, bonds, lists, i);
         if (dest[i] == me) {
             shard_reserve((void **)&scratch, &scratch_cap, w + 1, sizeof *scratch);
             shard_migrate_pack(p, kinds, blocks, bonds, br, lists, where, present, mpresent, i, scratch);
@@ -377,9 +408,7 @@ void shard_migrate_to(shard_comm *c, const shard_partition_kinds *kinds, const d
             size_t i = order[o];
             if (dest[i] == me)
                 continue;
-            size_t w = fixed[kinds->body_module[p->body[i]]] + 2 * (size_t)(bonds->start[i + 1] - bonds->start[i]);
-            for (int q = 0; q < nl; q++)
-                w += shard_migrate_list_entries(&lists[q], i) * (1 + (size_t)lists[q].width);
+            size_t w = shard_migrate_particle_words(kinds, fixed, p, bonds, lists, i);
             if (used > 0 && used + w > (size_t)round_words && round + 1 < rounds)
                 break;
             shard_reserve((void **)&sbuf, &round_cap, used + w + 1, sizeof *sbuf);
@@ -404,27 +433,6 @@ void shard_migrate_to(shard_comm *c, const shard_partition_kinds *kinds, const d
     shard_package_unpack(c, kinds, &rv.k, p, blocks, bonds, broken, halos, lists);
     shard_package_free(&rv.k);
 
-    /* The new bond ghosts' state rows, from their owners through the new plans. */
-    for (int m = 0; m < nm; m++) {
-        shard_halo *h = halos[m];
-        if (!h)
-            continue;
-        shard_halo_rows rows[SHARD_PKG_MAX_FIELDS + SHARD_BLOCK_MAX_ROWS];
-        int n = 0;
-        for (int f = 0; f < shard_particle_n_fields; f++) {
-            const shard_field_desc *d = &shard_particle_fields[f];
-            if ((present >> f & 1u) && (d->flags & SHARD_FIELD_GHOST))
-                rows[n++] = (shard_halo_rows){shard_particles_array(p, d), shard_field_row_bytes(d), 0,
-                                              h->recv_first};
-        }
-        shard_block *b = &blocks[m];
-        for (int r = 0; r < b->n_rows; r++)
-            if ((mpresent[m] >> r & 1u) && (b->rows[r].flags & SHARD_FIELD_GHOST))
-                rows[n++] = (shard_halo_rows){shard_field_array(b, &b->rows[r]), shard_field_row_bytes(&b->rows[r]),
-                                              b->first, b->n_owned};
-        uint64_t b0 = shard_halo_bytes(h);
-        shard_halo_forward_rows(h, n, rows);
-        stats->bytes += shard_halo_bytes(h) - b0;
-    }
+    shard_migrate_forward_ghosts(halos, nm, p, blocks, present, mpresent, stats);
     free(mpresent);
 }

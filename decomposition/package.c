@@ -1,6 +1,8 @@
 /* Packages: what a rank receives, and how it becomes its store (see package_impl.h). */
 #include "package_impl.h"
 
+#include "shard/sorted.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,15 +179,7 @@ static shard_halo *shard_partition_halo(shard_comm *c, const shard_package *k, c
             size_t j = (size_t)bonds->idx[e];
             if (j < n_own)
                 continue;
-            int owner = k->owner[j - n_own];
-            int lo = 0, hi = n_nbr;
-            while (lo < hi) {
-                int mid = (lo + hi) / 2;
-                if (nbr[mid] < owner)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = shard_sorted_lower_int(nbr, (size_t)n_nbr, k->owner[j - n_own]);
             if (send_count[lo] > 0 && lists[lo][send_count[lo] - 1] == (int32_t)i)
                 continue;
             shard_reserve((void **)&lists[lo], &caps[lo], (size_t)send_count[lo] + 1, sizeof **lists);

@@ -6,36 +6,10 @@
 
 #include "package_impl.h"
 
+#include "shard/sorted.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct shard_share_key {
-    int64_t gid;
-    size_t local;
-} shard_share_key;
-
-static int shard_share_cmp_key(const void *a, const void *b)
-{
-    const shard_share_key *x = a, *y = b;
-    return (x->gid > y->gid) - (x->gid < y->gid);
-}
-
-/* Sorted (gid, local index) pairs of rows [r0, r1). */
-static shard_share_key *shard_share_keys(const shard_particles *p, size_t r0, size_t r1)
-{
-    shard_share_key *k = shard_malloc((r1 - r0 + 1) * sizeof *k);
-    for (size_t i = r0; i < r1; i++)
-        k[i - r0] = (shard_share_key){p->gid[i], i};
-    qsort(k, r1 - r0, sizeof *k, shard_share_cmp_key);
-    return k;
-}
-
-static size_t shard_share_find(const shard_share_key *k, size_t n, int64_t gid)
-{
-    shard_share_key q = {gid, 0};
-    const shard_share_key *hit = bsearch(&q, k, n, sizeof *k, shard_share_cmp_key);
-    return hit ? hit->local : (size_t)-1;
-}
 
 void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner,
                                  double *where)
@@ -57,50 +31,48 @@ void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const 
     int64_t *got = shard_comm_exchange_i64(c, req, count, &n_req);
     free(req);
     /* Answers grouped by asker: the requests arrive in rank order of the askers. */
-    shard_share_key *own = shard_share_keys(p, 0, n_own);
+    shard_gidmap own = {0};
+    shard_gidmap_build(&own, p->gid, n_own);
     memset(count, 0, ((size_t)np + 1) * sizeof *count);
     for (size_t w = 0; w < n_req; w += 2)
         count[got[w]] += 2;
     int64_t *ans = shard_malloc((n_req + 1) * sizeof *ans);
     for (size_t w = 0; w < n_req; w += 2) {
-        size_t i = shard_share_find(own, n_own, got[w + 1]);
-        if (i == (size_t)-1)
+        int32_t i = shard_gidmap_find(&own, got[w + 1]);
+        if (i < 0)
             shard_fail_one(c, SHARD_EXIT_INTERNAL, "start-up: rank %d was asked for particle %lld, which it does "
                            "not hold", c->rank, (long long)got[w + 1]);
         ans[w] = got[w + 1], ans[w + 1] = (int64_t)where[i];
     }
-    free(got), free(own);
+    free(got);
+    shard_gidmap_free(&own);
     size_t n_ans = 0;
     int64_t *back = shard_comm_exchange_i64(c, ans, count, &n_ans);
     free(ans);
-    shard_share_key *gh = shard_share_keys(p, n_own, n_own + ng);
+    shard_gidmap gh = {0};
+    shard_gidmap_build(&gh, p->gid + n_own, ng);
     for (size_t w = 0; w < n_ans; w += 2) {
-        size_t j = shard_share_find(gh, ng, back[w]);
-        SHARD_ASSERT(j != (size_t)-1);
-        where[j] = (double)back[w + 1];
+        int32_t j = shard_gidmap_find(&gh, back[w]);
+        SHARD_ASSERT(j >= 0);
+        where[n_own + (size_t)j] = (double)back[w + 1];
     }
-    free(back), free(gh), free(count), free(at);
+    shard_gidmap_free(&gh);
+    free(back), free(count), free(at);
 }
 
 /* The rank whose range holds gid: the last r with starts[r] <= gid. */
 static int32_t shard_share_owner(const int64_t *starts, int size, int64_t gid)
 {
-    int lo = 0, hi = size - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (starts[mid] <= gid)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    size_t after = shard_sorted_upper_i64(starts, (size_t)size, gid); /* the first r with starts[r] > gid */
+    return after > 0 ? (int32_t)after - 1 : 0;
 }
 
-int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(void *ctx), void *ctx,
-                                const shard_partition_kinds *kinds, shard_particles *p, shard_block *blocks,
-                                shard_csr *bonds, uint8_t **broken, shard_pairlist *mem_mine, int32_t **ghost_owner_out)
+/* Collective: the bond ghosts of a share (the partners outside its range of ids, held by other ranks' shares),
+ * by module, owner and id, each once, in a new array of *n_ghost. */
+static shard_partition_ghost *shard_share_ghosts(shard_comm *c, const shard_share *in,
+                                                 const shard_partition_kinds *kinds, size_t *n_ghost)
 {
-    int size = shard_comm_size(c), nm = kinds->n_modules;
+    int size = shard_comm_size(c);
     size_t n = in->p.n_owned;
     int64_t first = n ? in->p.gid[0] : 0;
     int64_t *starts = shard_malloc(((size_t)size + 1) * sizeof *starts);
@@ -111,6 +83,71 @@ int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(
         if (starts[r] == INT64_MAX)
             starts[r] = r + 1 < size ? starts[r + 1] : INT64_MAX;
 
+    size_t ng = 0, cap = 0;
+    shard_partition_ghost *gh = NULL;
+    int64_t last = first + (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++) {
+            int64_t j = in->partner[e];
+            if (j >= first && j < last)
+                continue;
+            shard_reserve((void **)&gh, &cap, ng + 1, sizeof *gh);
+            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j),
+                                               j};
+        }
+    if (ng > 1)
+        qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
+    size_t u = 0;
+    for (size_t q = 0; q < ng; q++)
+        if (u == 0 || shard_partition_cmp_ghost(&gh[u - 1], &gh[q]) != 0)
+            gh[u++] = gh[q];
+    free(starts);
+    *n_ghost = u;
+    return gh;
+}
+
+/* A share's bonds as local indices of the store (rows in store order, src_of[k] the share's row of store row k,
+ * pos[i] the store row of the share's row i; each row keeps its increasing partner order), with their broken
+ * flags; the partners outside the range are the store's ghosts, rows n + q, p->gid set. */
+static void shard_share_bonds(const shard_share *in, const shard_particles *p, size_t ng, const size_t *pos,
+                              const size_t *src_of, shard_csr *bonds, uint8_t **broken)
+{
+    size_t n = in->p.n_owned;
+    int64_t first = n ? in->p.gid[0] : 0, last = first + (int64_t)n;
+    shard_gidmap gk = {0};
+    shard_gidmap_build(&gk, p->gid + n, ng);
+    size_t nb = n ? (size_t)(in->bstart[n] - in->bstart[0]) : 0;
+    shard_csr_reserve(bonds, n, nb + 1);
+    bonds->n = n;
+    bonds->start[0] = 0;
+    *broken = shard_realloc(*broken, nb + 1);
+    size_t e_out = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = src_of[k];
+        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++, e_out++) {
+            int64_t j = in->partner[e];
+            size_t local;
+            if (j >= first && j < last) {
+                local = pos[j - first];
+            } else {
+                int32_t q = shard_gidmap_find(&gk, j);
+                SHARD_ASSERT(q >= 0);
+                local = n + (size_t)q;
+            }
+            bonds->idx[e_out] = (int32_t)local;
+            (*broken)[e_out] = in->broken ? in->broken[e] : 0;
+        }
+        bonds->start[k + 1] = (int64_t)e_out;
+    }
+    shard_gidmap_free(&gk);
+}
+
+int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(void *ctx), void *ctx,
+                                const shard_partition_kinds *kinds, shard_particles *p, shard_block *blocks,
+                                shard_csr *bonds, uint8_t **broken, shard_pairlist *mem_mine, int32_t **ghost_owner_out)
+{
+    int nm = kinds->n_modules;
+    size_t n = in->p.n_owned;
     /* Owned rows by module, id order kept (a counting pass). */
     size_t *mod_at = shard_calloc((size_t)nm + 1, sizeof *mod_at);
     for (size_t i = 0; i < n; i++)
@@ -128,25 +165,8 @@ int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(
         free(fill);
     }
     /* Bond ghosts: partners outside the range, by module, owner and id. */
-    size_t ng = 0, cap = 0;
-    shard_partition_ghost *gh = NULL;
-    int64_t last = first + (int64_t)n;
-    for (size_t i = 0; i < n; i++)
-        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++) {
-            int64_t j = in->partner[e];
-            if (j >= first && j < last)
-                continue;
-            shard_reserve((void **)&gh, &cap, ng + 1, sizeof *gh);
-            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j), j};
-        }
-    if (ng > 1)
-        qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
-    size_t u = 0;
-    for (size_t q = 0; q < ng; q++)
-        if (u == 0 || shard_partition_cmp_ghost(&gh[u - 1], &gh[q]) != 0)
-            gh[u++] = gh[q];
-    ng = u;
-    free(starts);
+    size_t ng = 0;
+    shard_partition_ghost *gh = shard_share_ghosts(c, in, kinds, &ng);
 
     /* The store: owned rows, then the ghosts with their ids only. */
     shard_particles_reserve(p, n + ng);
@@ -169,6 +189,7 @@ int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(
     size_t *gmod = shard_calloc((size_t)nm + 1, sizeof *gmod);
     for (size_t q = 0; q < ng; q++)
         ghost_owner[q] = gh[q].owner, gmod[gh[q].module + 1]++;
+    free(gh);
     for (int m = 0; m < nm; m++)
         gmod[m + 1] += gmod[m];
     for (int m = 0; m < nm; m++) {
@@ -192,36 +213,7 @@ int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(
     free(gmod);
 
     /* Bonds as local indices (rows keep their increasing partner order), with their broken flags. */
-    shard_share_key *gk = shard_malloc((ng + 1) * sizeof *gk);
-    for (size_t q = 0; q < ng; q++)
-        gk[q] = (shard_share_key){gh[q].gid, n + q};
-    qsort(gk, ng, sizeof *gk, shard_share_cmp_key);
-    free(gh);
-    size_t nb = n ? (size_t)(in->bstart[n] - in->bstart[0]) : 0;
-    shard_csr_reserve(bonds, n, nb + 1);
-    bonds->n = n;
-    bonds->start[0] = 0;
-    *broken = shard_realloc(*broken, nb + 1);
-    size_t e_out = 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = src_of[k];
-        for (int64_t e = in->bstart[i]; e < in->bstart[i + 1]; e++, e_out++) {
-            int64_t j = in->partner[e];
-            size_t local;
-            if (j >= first && j < last) {
-                local = pos[j - first];
-            } else {
-                shard_share_key key = {j, 0};
-                const shard_share_key *hit = bsearch(&key, gk, ng, sizeof *gk, shard_share_cmp_key);
-                SHARD_ASSERT(hit);
-                local = (size_t)hit->local;
-            }
-            bonds->idx[e_out] = (int32_t)local;
-            (*broken)[e_out] = in->broken ? in->broken[e] : 0;
-        }
-        bonds->start[k + 1] = (int64_t)e_out;
-    }
-    free(gk);
+    shard_share_bonds(in, p, ng, pos, src_of, bonds, broken);
     /* The force terms' memories: the owned rows, in store order. */
     for (int q = 0; q < kinds->n_lists; q++) {
         shard_pairlist *l = &mem_mine[q];
@@ -238,7 +230,6 @@ int shard_partition_share_store(shard_comm *c, shard_share *in, void (*release)(
     *ghost_owner_out = ghost_owner;
     return 0;
 }
-
 
 void shard_share_free(shard_share *sh)
 {

@@ -4,20 +4,16 @@
 
 #include "comm_impl.h"
 
+#include "shard/sorted.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-static int shard_part_stats_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Sorts keys, and counts the distinct ones per part (part = key / stride). */
 static void shard_part_stats_count_distinct(int64_t *keys, size_t n, int64_t stride, int64_t *per_part)
 {
     if (n > 1)
-        qsort(keys, n, sizeof *keys, shard_part_stats_cmp);
+        qsort(keys, n, sizeof *keys, shard_sorted_cmp_i64);
     for (size_t k = 0; k < n; k++)
         if (k == 0 || keys[k] != keys[k - 1])
             per_part[keys[k] / stride]++;
@@ -65,20 +61,12 @@ void shard_part_stats_compute(size_t n, const shard_csr *graph, int nparts, cons
 }
 
 /* Sorts pairs (a, b) and counts the distinct ones per a. */
-static int shard_part_stats_cmp_pair(const void *x, const void *y)
-{
-    const int64_t *a = x, *b = y;
-    if (a[0] != b[0])
-        return (a[0] > b[0]) - (a[0] < b[0]);
-    return (a[1] > b[1]) - (a[1] < b[1]);
-}
-
 static void shard_part_stats_count_pairs(int64_t *pairs, size_t n, int64_t *per_part)
 {
     if (n > 1)
-        qsort(pairs, n, 2 * sizeof *pairs, shard_part_stats_cmp_pair);
+        qsort(pairs, n, 2 * sizeof *pairs, shard_sorted_cmp_i64_pair);
     for (size_t k = 0; k < n; k++)
-        if (k == 0 || shard_part_stats_cmp_pair(pairs + 2 * k, pairs + 2 * (k - 1)) != 0)
+        if (k == 0 || shard_sorted_cmp_i64_pair(pairs + 2 * k, pairs + 2 * (k - 1)) != 0)
             per_part[pairs[2 * k]]++;
 }
 

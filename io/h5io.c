@@ -1,6 +1,8 @@
 /* The parallel HDF5 writer shared by output and checkpoints, and path helpers (see h5io.h). */
 #include "h5io.h"
 
+#include "shard/sorted.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -23,16 +25,10 @@ int shard_io_path(char *out, size_t len, shard_error *err, const char *fmt, ...)
     return 0;
 }
 
-static int shard_io_cmp_long(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-long *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n)
+int64_t *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n)
 {
     *n = 0;
-    long *steps = NULL;
+    int64_t *steps = NULL;
     size_t cap = 0;
     DIR *dp = opendir(dir);
     if (!dp)
@@ -54,7 +50,7 @@ long *shard_io_step_files(const char *dir, const char *prefix, long max_step, si
     }
     closedir(dp);
     if (*n > 1)
-        qsort(steps, *n, sizeof *steps, shard_io_cmp_long);
+        qsort(steps, *n, sizeof *steps, shard_sorted_cmp_i64);
     return steps;
 }
 
@@ -77,6 +73,18 @@ int shard_io_mkdirs(const char *dir, shard_error *err)
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return shard_error_set(err, SHARD_EXIT_IO, "'%s' is not a folder", dir);
+    return 0;
+}
+
+int shard_io_mkdirs_once(shard_comm *c, const char *dir, int *made, shard_error *err)
+{
+    if (*made)
+        return 0;
+    if (shard_comm_rank(c) == 0)
+        shard_io_mkdirs(dir, err);
+    if (shard_comm_agree(c, err, 0))
+        return err->code;
+    *made = 1;
     return 0;
 }
 

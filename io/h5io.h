@@ -1,5 +1,5 @@
-/* Private to io/: the parallel HDF5 writer shared by the output and checkpoint modules, and small helpers for
- * the serial reader of checkpoints.
+/* Private to io/: the parallel HDF5 writer shared by the output and checkpoint modules, the HDF5 types of the
+ * registry's element types, and path helpers (folders, step files, fsync).
  *
  * A file is created on the run's communicator with the MPI-IO driver; every dataset is written collectively,
  * each rank its own rows as one hyperslab starting at the exclusive prefix sum of the rows of the ranks below
@@ -89,9 +89,12 @@ int shard_io_path(char *out, size_t len, shard_error *err, const char *fmt, ...)
 /* The steps of the files DIR/<prefix>_<step>.h5 (step written with at least 6 digits, as the writers name them)
  * with step <= max_step, in increasing order, in a new array (caller frees) of *n.  One pass over the folder.
  * Local. */
-long *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n);
+int64_t *shard_io_step_files(const char *dir, const char *prefix, long max_step, size_t *n);
 /* mkdir -p.  Returns 0, or SHARD_EXIT_IO with err filled. Local. */
 int shard_io_mkdirs(const char *dir, shard_error *err);
+/* Collective: mkdir -p of dir by rank 0 unless *made, agreed on by every rank; *made set once it is there.
+ * Returns 0, or SHARD_EXIT_IO with the same err on every rank. */
+int shard_io_mkdirs_once(shard_comm *c, const char *dir, int *made, shard_error *err);
 /* fsync of a file or a folder by name (best effort for folders). Returns 0 or -1 with errno set. Local. */
 int shard_io_fsync_path(const char *path, int is_dir);
 

@@ -13,6 +13,8 @@
 
 #include "h5io.h"
 
+#include "shard/sorted.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -112,11 +114,20 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
         return;
     /* The files that are there (one pass over the folder, whatever the step count), in step order. */
     size_t n = 0;
-    long *steps = shard_io_step_files(o->dir, "particles", step, &n);
+    int64_t *steps = shard_io_step_files(o->dir, "particles", step, &n);
     for (size_t k = 0; k < n; k++)
         if (steps[k] == step || shard_interval_due(iv, steps[k], dt))
             shard_output_list(o, steps[k], (double)steps[k] * dt, -1);
     free(steps);
+}
+
+void shard_output_owners_changed(shard_output *o)
+{
+    if (!o)
+        return;
+    free(o->index);
+    o->index = NULL;
+    o->index_built = 0;
 }
 
 #ifdef SHARD_HAVE_HDF5
@@ -333,15 +344,6 @@ static int shard_output_block_of(int64_t n, int64_t g, int size)
     return r;
 }
 
-void shard_output_owners_changed(shard_output *o)
-{
-    if (!o)
-        return;
-    free(o->index);
-    o->index = NULL;
-    o->index_built = 0;
-}
-
 static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_owned, const int64_t *gid)
 {
     int size = shard_comm_size(c), me = shard_comm_rank(c);
@@ -374,12 +376,6 @@ static void shard_output_build_index(shard_output *o, shard_comm *c, size_t n_ow
     o->index_built = 1;
 }
 
-static int shard_output_cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Collective: ids[0..m) (global ids of particles) become their rows in /particles, index[id].  Each rank asks
  * the rank of each block for the rows of its distinct ids in the block (sorted, so the requests are already in
  * rank order), learns how many each rank asks of it, answers in the order asked, and substitutes.  An id that
@@ -391,7 +387,7 @@ static void shard_output_rows_of(shard_output *o, shard_comm *c, int64_t *ids, s
     int64_t *want = shard_malloc((m + 1) * sizeof *want);
     if (m)
         memcpy(want, ids, m * sizeof *want);
-    qsort(want, m, sizeof *want, shard_output_cmp_i64);
+    qsort(want, m, sizeof *want, shard_sorted_cmp_i64);
     size_t nw = 0;
     for (size_t k = 0; k < m; k++)
         if (nw == 0 || want[nw - 1] != want[k])
@@ -421,10 +417,8 @@ static void shard_output_rows_of(shard_output *o, shard_comm *c, int64_t *ids, s
     int64_t *rows = shard_comm_exchange_i64(c, asked, count, &n_rows);
     if (n_rows != nw)
         shard_fatal(SHARD_EXIT_INTERNAL, "output: %zu rows came back for %zu ids", n_rows, nw);
-    for (size_t i = 0; i < m; i++) {
-        const int64_t *at = bsearch(&ids[i], want, nw, sizeof *want, shard_output_cmp_i64);
-        ids[i] = rows[at - want];
-    }
+    for (size_t i = 0; i < m; i++)
+        ids[i] = rows[shard_sorted_find_i64(want, nw, ids[i])];
     free(want), free(count), free(ones), free(count64), free(asked), free(from), free(rows);
 }
 
@@ -444,6 +438,45 @@ static int64_t *shard_output_cells(shard_output *o, shard_comm *c, const shard_o
     return ids;
 }
 
+/* Rank 0, once the file is complete: renamed from its temporary name, its columns and tables remembered for the
+ * index, listed, and the index rewritten; an output whose index cannot be rewritten is taken back. */
+static void shard_output_publish(shard_output *o, long step, double time, const char *path, const char *tmp,
+                                 int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
+                                 const int64_t *table_rows, int cells, shard_error *err)
+{
+    int existed = access(path, F_OK) == 0;
+    long listed = o->n_listed;
+    if (rename(tmp, path) != 0) {
+        shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp,
+                        strerror(errno));
+        unlink(tmp);
+    } else {
+        o->n_cols = n_cols < 32 ? n_cols : 32;
+        memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
+        for (int t = 0; t < n_tables && t < 8; t++)
+            if (tables[t].points) {
+                snprintf(o->pt_group, sizeof o->pt_group, "%s", tables[t].group);
+                o->pt_n_cols = tables[t].n_cols < 16 ? tables[t].n_cols : 16;
+                memcpy(o->pt_cols, tables[t].cols, (size_t)o->pt_n_cols * sizeof *o->pt_cols);
+                o->pt_rows = table_rows[t];
+            }
+        if (cells >= 0)
+            snprintf(o->cl_group, sizeof o->cl_group, "%s", tables[cells].group);
+        shard_output_list(o, step, time, cells >= 0 ? table_rows[cells] : -2);
+        /* The index could not be rewritten: the output is taken back, so that the index on disk still
+         * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's
+         * index may list it). */
+        if (shard_output_xdmf(o, err)) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            shard_error_set(err, SHARD_EXIT_IO, "output '%s' %s: %s", path, existed ? "kept" : "removed", why);
+            o->n_listed = listed;
+            if (!existed)
+                unlink(path);
+        }
+    }
+}
+
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
                        int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
                        shard_error *err)
@@ -455,13 +488,8 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
     for (int q = 0; q < n_cols; q++)
         if (strcmp(cols[q].name, "global_id") == 0)
             gid = cols[q].data;
-    if (!o->dir_made) {
-        if (rank == 0)
-            shard_io_mkdirs(o->dir, err);
-        if (shard_comm_agree(c, err, 0))
-            return err->code;
-        o->dir_made = 1;
-    }
+    if (shard_io_mkdirs_once(c, o->dir, &o->dir_made, err))
+        return err->code;
     if (!o->index_built) {
         o->n_global = shard_comm_sum_i64(c, (int64_t)n_owned);
         o->first_row = shard_comm_exscan_i64(c, (int64_t)n_owned);
@@ -540,39 +568,8 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
     if (shard_h5w_close(&w))
         return shard_error_set(err, SHARD_EXIT_IO, "output '%s': %s", path, w.what);
     o->bytes += w.bytes;
-    if (rank == 0) {
-        int existed = access(path, F_OK) == 0;
-        long listed = o->n_listed;
-        if (rename(tmp, path) != 0) {
-            shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp,
-                            strerror(errno));
-            unlink(tmp);
-        } else {
-            o->n_cols = n_cols < 32 ? n_cols : 32;
-            memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
-            for (int t = 0; t < n_tables && t < 8; t++)
-                if (tables[t].points) {
-                    snprintf(o->pt_group, sizeof o->pt_group, "%s", tables[t].group);
-                    o->pt_n_cols = tables[t].n_cols < 16 ? tables[t].n_cols : 16;
-                    memcpy(o->pt_cols, tables[t].cols, (size_t)o->pt_n_cols * sizeof *o->pt_cols);
-                    o->pt_rows = table_rows[t];
-                }
-            if (cells >= 0)
-                snprintf(o->cl_group, sizeof o->cl_group, "%s", tables[cells].group);
-            shard_output_list(o, step, time, cells >= 0 ? table_rows[cells] : -2);
-            /* The index could not be rewritten: the output is taken back, so that the index on disk still
-             * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's
-             * index may list it). */
-            if (shard_output_xdmf(o, err)) {
-                char why[sizeof err->msg];
-                snprintf(why, sizeof why, "%s", err->msg);
-                shard_error_set(err, SHARD_EXIT_IO, "output '%s' %s: %s", path, existed ? "kept" : "removed", why);
-                o->n_listed = listed;
-                if (!existed)
-                    unlink(path);
-            }
-        }
-    }
+    if (rank == 0)
+        shard_output_publish(o, step, time, path, tmp, n_cols, cols, n_tables, tables, table_rows, cells, err);
     o->seconds += shard_wtime() - t0;
     if (shard_comm_agree(c, err, 0))
         return err->code;

@@ -6,8 +6,7 @@
  * injection.  What the state is comes from elsewhere: every particle array whose registry row (particles.h)
  * has SHARD_FIELD_STATE is written and restored, and so is every such row of a matter module's block (in the
  * module's section), so a module that adds such a row is checkpointed without a change here; bonds travel
- * with their broken flags.  The driver repartitions the loaded state with METIS for
- * the new rank count (partition.h).
+ * with their broken flags.  The loaded state is partitioned anew for the run's rank count (partition.h).
  *
  * Layout of DIR/checkpoint_<step>.h5 (rows in rank order, then the order of the owned particles):
  *   /                          attributes: format = "shard-checkpoint", format_version, shard_version, step,
@@ -103,9 +102,9 @@ const char *shard_checkpoint_last_path(const shard_checkpoint *ck);
 /* Local; NULL-safe; nulls the pointer. */
 void shard_checkpoint_destroy(shard_checkpoint **ck);
 
-/* A checkpoint as loaded: by one rank, every particle of the run (shard_checkpoint_load), or by every rank, the
- * particles of its range of global ids (shard_checkpoint_load_range).  Rows are those of the global ids
- * [first, first + n_local): row = global id - first (the whole-file loader: first = 0, n_local = n). */
+/* A checkpoint as loaded: by every rank, the particles of its range of global ids (shard_checkpoint_load_range), or,
+ * in the tests, by one rank, every particle of the run (shard_checkpoint_load, tests/support).  Rows are those of
+ * the global ids [first, first + n_local): row = global id - first (the whole-file loader: first = 0, n_local = n). */
 typedef struct shard_checkpoint_data {
     long step;
     double time, dt;
@@ -130,29 +129,23 @@ typedef struct shard_checkpoint_data {
     size_t blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
 } shard_checkpoint_data;
 
-/* Local: reads and validates `path` completely (format, version, completeness, every dataset and its size,
- * global ids a permutation, each section's ids distinct and in range, bonds in range, sorted and symmetric,
- * checksum, module state records against their checksum).  sections[0..n_sections) name the sections to read and their rows (block->rows); a section with
- * no STATE row is neither written nor read.  Returns 0, or SHARD_EXIT_INPUT with "PATH: <what is wrong>" in
- * err; nothing is written anywhere.  n_particles and n_bonds are limited to 2^31 - 1 (rows = global ids in one
- * process, bonds.idx is int32). */
-int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoint_section *sections,
-                          int n_lists, const shard_checkpoint_list *lists, shard_checkpoint_data *d,
-                          shard_error *err);
-
-/* Collective: the same file, read in parallel and distributed by global id.  Rank r of P reads rows
- * [N*r/P, N*(r+1)/P) of every per-particle dataset (N = n_particles; and the matching entries of the bond,
- * section and list datasets) with independent hyperslab reads, and the rows are exchanged so that it ends up
- * holding exactly the particles of global ids [first, first + n_local), first = floor(N*r/P),
- * first + n_local = floor(N*(r+1)/P): d->p, blocks, section_of, lists, bonds (start, partner, broken) have
- * n_local rows, row = gid - first; the header and the scene text are on every rank.  The validation is that of
- * shard_checkpoint_load, each check made by the rank that holds the data (the permutation and the sections' ids
- * by the owner of the id, the symmetry of a bond i-j by the owner of j, the checksum as a sum over ranks), with
- * the same messages and, where several things are wrong, the same one reported first; memory per rank is
- * O(N/P), also for a corrupt file.  Global counts are int64 (not limited to 2^31); a rank refuses what it
- * cannot hold: more than 2^31 - 1 words to send or receive in one exchange (a particle's rows, its bonds and
- * list entries: use more ranks).  Returns 0, or SHARD_EXIT_INPUT with the same "PATH: <what is wrong>" in err
- * on every rank (d then freed); nothing is written anywhere. */
+/* Collective: reads and validates a checkpoint completely (format, version, completeness, every dataset and its
+ * size, global ids a permutation, each section's ids distinct and in range, bonds in range, sorted and symmetric,
+ * checksum, module state records against their checksum), in parallel, distributed by global id.
+ * sections[0..n_sections) name the sections to read and their rows (block->rows); a section with no STATE row is
+ * neither written nor read.  Rank r of P reads rows [N*r/P, N*(r+1)/P) of every per-particle dataset (N =
+ * n_particles; and the matching entries of the bond, section and list datasets) with independent hyperslab reads,
+ * and the rows are exchanged so that it ends up holding exactly the particles of global ids [first, first +
+ * n_local), first = floor(N*r/P), first + n_local = floor(N*(r+1)/P): d->p, blocks, section_of, lists, bonds (start,
+ * partner, broken) have n_local rows, row = gid - first; the header and the scene text are on every rank.  The
+ * validation is that of the whole-file reader the tests compare it with (shard_checkpoint_load,
+ * tests/support/checkpoint_whole.h), each check made by the rank that holds the data (the permutation and the
+ * sections' ids by the owner of the id, the symmetry of a bond i-j by the owner of j, the checksum as a sum over
+ * ranks), with the same messages and, where several things are wrong, the same one reported first; memory per rank
+ * is O(N/P), also for a corrupt file.  Global counts are int64 (not limited to 2^31); a rank refuses what it cannot
+ * hold: more than 2^31 - 1 words to send or receive in one exchange (a particle's rows, its bonds and list entries:
+ * use more ranks).  Returns 0, or SHARD_EXIT_INPUT with the same "PATH: <what is wrong>" in err on every rank (d
+ * then freed); nothing is written anywhere. */
 int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
                                 const shard_checkpoint_section *sections, int n_lists,
                                 const shard_checkpoint_list *lists, shard_checkpoint_data *d, shard_error *err);

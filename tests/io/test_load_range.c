@@ -30,6 +30,7 @@ int main(void)
     return 77;
 }
 #else
+#include "checkpoint_whole.h"
 #include "test.h"
 
 #include <hdf5.h>
