@@ -1,6 +1,8 @@
 /* Neighbour search: cell lists, reference bonds, contact candidates (see neighbor.h). */
 #include "shard/neighbor.h"
 
+#include "shard/sorted.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,12 +138,6 @@ void shard_cells_free(shard_cells *c)
     memset(c, 0, sizeof *c);
 }
 
-static int shard_neighbor_cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t *body_start, const double *h,
                           shard_csr *bonds)
 {
@@ -187,24 +183,18 @@ void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t
                             }
                         }
                     }
-            qsort(bonds->idx + row0, nb - row0, sizeof *bonds->idx, shard_neighbor_cmp_i32);
+            qsort(bonds->idx + row0, nb - row0, sizeof *bonds->idx, shard_sorted_cmp_i32);
             bonds->start[s0 + i + 1] = (int64_t)nb;
         }
     }
     shard_cells_free(&cells);
 }
 
-/* Sort key for contact rows: partner global id. */
+/* Sort key for contact rows: partner global id, the record's first member (sorted by shard_sorted_cmp_i64). */
 typedef struct shard_neighbor_pair {
     int64_t gid;
     int32_t idx;
 } shard_neighbor_pair;
-
-static int shard_neighbor_cmp_pair(const void *a, const void *b)
-{
-    int64_t x = ((const shard_neighbor_pair *)a)->gid, y = ((const shard_neighbor_pair *)b)->gid;
-    return (x > y) - (x < y);
-}
 
 void shard_neighbor_contacts(const shard_particles *p, const double *radius, const uint8_t *self,
                              const shard_csr *bonds, double skin, shard_cells *cells, shard_csr *cand)
@@ -247,7 +237,7 @@ void shard_neighbor_contacts(const shard_particles *p, const double *radius, con
                     }
                 }
         if (nrow > 1)
-            qsort(row, nrow, sizeof row[0], shard_neighbor_cmp_pair);
+            qsort(row, nrow, sizeof row[0], shard_sorted_cmp_i64);
         if (own_body && bonds) { /* drop the bonded partners: one walk along the bond row, also by partner id */
             size_t m = 0;
             int64_t b = bonds->start[i], end = bonds->start[i + 1];

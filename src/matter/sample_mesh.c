@@ -2,6 +2,7 @@
 #include "shard/sample.h"
 
 #include "shard/mesh.h"
+#include "shard/sorted.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -91,12 +92,6 @@ static void shard_sample_mesh_sort(double *a, size_t n)
     }
 }
 
-static int shard_sample_mesh_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The x where the row (py, pz) meets the triangle, from barycentric weights.  The weights' signs are known
  * exactly to be >= 0 (the caller's test), so rounding noise below zero is clamped: the result stays inside the
  * triangle's x range however thin its projection. */
@@ -121,24 +116,11 @@ void shard_sample_mesh(const shard_mesh *mesh, double spacing, double **points, 
     shard_sample_mesh_planes(mesh, spacing, 0, INT64_MAX, points, n);
 }
 
-void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
-                              double **points, size_t *n)
+/* The triangles of the mesh that some row can cross (a valid triangle whose (y, z) projection has an area and
+ * whose bounding box meets a row and a slab), with their row and slab ranges; their count in *nt_out. */
+static shard_sample_mesh_proj *shard_sample_mesh_project(const shard_mesh *mesh, const double lo[3], double spacing,
+                                                         const int64_t cnt[3], size_t *nt_out)
 {
-    *points = NULL;
-    *n = 0;
-    if (!mesh || mesh->n_triangles == 0 || !(spacing > 0) || !isfinite(spacing))
-        return;
-    double lo[3], hi[3];
-    shard_mesh_bounds(mesh, lo, hi);
-    int64_t cnt[3];
-    for (int a = 0; a < 3; a++) {
-        double c = ceil((hi[a] - lo[a]) / spacing);
-        if (!(c >= 1) || c > 0x1p40)
-            return;
-        cnt[a] = (int64_t)c;
-    }
-
-    /* Triangles that some row can cross, with their row and slab ranges. */
     size_t nt = 0;
     shard_sample_mesh_proj *tri = shard_malloc(mesh->n_triangles * sizeof *tri);
     for (size_t i = 0; i < mesh->n_triangles; i++) {
@@ -168,116 +150,159 @@ void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_
         if (t->j0 <= t->j1 && t->k0 <= t->k1)
             nt++;
     }
+    *nt_out = nt;
+    return tri;
+}
 
-    /* Triangles bucketed by first slab; the sweep over k keeps the active ones (k0 <= k <= k1) and bins them by
-     * row j, so each row tests only triangles whose bounding box it meets and memory stays per slab. */
-    int64_t ny = cnt[1], nz = cnt[2], nx = cnt[0];
+/* Triangles bucketed by first slab: those of slab k are by_k[start[k] .. start[k + 1]). */
+static void shard_sample_mesh_bucket(const shard_sample_mesh_proj *tri, size_t nt, int64_t nz, size_t **start_out,
+                                     size_t **by_k_out)
+{
     size_t *start = shard_calloc((size_t)nz + 1, sizeof(size_t));
     size_t *by_k = shard_malloc((nt ? nt : 1) * sizeof(size_t));
     for (size_t i = 0; i < nt; i++)
         start[tri[i].k0 + 1]++;
     for (int64_t k = 0; k < nz; k++)
         start[k + 1] += start[k];
-    {
-        size_t *fill = shard_malloc(((size_t)nz + 1) * sizeof(size_t));
-        memcpy(fill, start, ((size_t)nz + 1) * sizeof(size_t));
-        for (size_t i = 0; i < nt; i++)
-            by_k[fill[tri[i].k0]++] = i;
-        free(fill);
+    size_t *fill = shard_malloc(((size_t)nz + 1) * sizeof(size_t));
+    memcpy(fill, start, ((size_t)nz + 1) * sizeof(size_t));
+    for (size_t i = 0; i < nt; i++)
+        by_k[fill[tri[i].k0]++] = i;
+    free(fill);
+    *start_out = start;
+    *by_k_out = by_k;
+}
+
+/* The sweep over the slabs: the active triangles, their bins by row, the crossings of one row, and the points. */
+typedef struct shard_sample_mesh_sweep {
+    size_t *active, n_active, cap_active;
+    size_t *row_start, *row_fill; /* ny + 1 each */
+    size_t *row_tri, cap_row_tri; /* the active triangles of row j: row_tri[row_start[j] .. row_start[j + 1]) */
+    double *xs;                   /* the crossings of one row */
+    size_t cap_xs;
+    double *out; /* the points, 3 each */
+    size_t cap_out, n_out;
+} shard_sample_mesh_sweep;
+
+/* Bins the active triangles by row j, so each row tests only triangles whose bounding box it meets. */
+static void shard_sample_mesh_bin_rows(shard_sample_mesh_sweep *s, const shard_sample_mesh_proj *tri, int64_t ny)
+{
+    memset(s->row_start, 0, ((size_t)ny + 1) * sizeof(size_t));
+    for (size_t a = 0; a < s->n_active; a++) {
+        const shard_sample_mesh_proj *t = &tri[s->active[a]];
+        for (int64_t j = t->j0; j <= t->j1; j++)
+            s->row_start[j + 1]++;
     }
+    for (int64_t j = 0; j < ny; j++)
+        s->row_start[j + 1] += s->row_start[j];
+    shard_reserve((void **)&s->row_tri, &s->cap_row_tri, s->row_start[ny], sizeof(size_t));
+    memcpy(s->row_fill, s->row_start, ((size_t)ny + 1) * sizeof(size_t));
+    for (size_t a = 0; a < s->n_active; a++) {
+        const shard_sample_mesh_proj *t = &tri[s->active[a]];
+        for (int64_t j = t->j0; j <= t->j1; j++)
+            s->row_tri[s->row_fill[j]++] = s->active[a];
+    }
+}
 
-    size_t *active = NULL, n_active = 0, cap_active = 0;
-    size_t *row_start = shard_malloc(((size_t)ny + 1) * sizeof(size_t));
-    size_t *row_fill = shard_malloc(((size_t)ny + 1) * sizeof(size_t));
-    size_t *row_tri = NULL, cap_row_tri = 0;
-    double *xs = NULL;
-    size_t cap_xs = 0;
-    double *out = NULL;
-    size_t cap_out = 0, n_out = 0;
+/* The lattice points of row j of the slab at pz that lie inside: the row's crossings with its triangles, sorted,
+ * and the parity of those beyond each point. */
+static void shard_sample_mesh_row(shard_sample_mesh_sweep *s, const shard_sample_mesh_proj *tri, int64_t j,
+                                  double x0, double spacing, int64_t nx, double py, double pz)
+{
+    size_t m = 0;
+    for (size_t r = s->row_start[j]; r < s->row_start[j + 1]; r++) {
+        const shard_sample_mesh_proj *t = &tri[s->row_tri[r]];
+        int s0 = shard_sample_mesh_edge_sign(t->y[1], t->z[1], t->y[2], t->z[2], py, pz);
+        int s1 = shard_sample_mesh_edge_sign(t->y[2], t->z[2], t->y[0], t->z[0], py, pz);
+        if (s0 != s1)
+            continue;
+        int s2 = shard_sample_mesh_edge_sign(t->y[0], t->z[0], t->y[1], t->z[1], py, pz);
+        if (s2 != s0)
+            continue;
+        shard_reserve((void **)&s->xs, &s->cap_xs, m + 1, sizeof(double));
+        s->xs[m++] = shard_sample_mesh_cross_x(t, py, pz);
+    }
+    if (m == 0)
+        return;
+    if (m <= 32)
+        shard_sample_mesh_sort(s->xs, m);
+    else
+        qsort(s->xs, m, sizeof(double), shard_sorted_cmp_double);
+    /* inside <=> an odd number of crossings lies beyond the point (x_cross > p.x) */
+    size_t below = 0;
+    for (int64_t i = 0; i < nx; i++) {
+        double px = shard_sample_mesh_coord(x0, spacing, i);
+        while (below < m && s->xs[below] <= px)
+            below++;
+        if (((m - below) & 1) == 0) {
+            if (below == m)
+                break;
+            continue;
+        }
+        shard_reserve((void **)&s->out, &s->cap_out, 3 * (s->n_out + 1), sizeof(double));
+        s->out[3 * s->n_out] = px;
+        s->out[3 * s->n_out + 1] = py;
+        s->out[3 * s->n_out + 2] = pz;
+        s->n_out++;
+    }
+}
 
+void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
+                              double **points, size_t *n)
+{
+    *points = NULL;
+    *n = 0;
+    if (!mesh || mesh->n_triangles == 0 || !(spacing > 0) || !isfinite(spacing))
+        return;
+    double lo[3], hi[3];
+    shard_mesh_bounds(mesh, lo, hi);
+    int64_t cnt[3];
+    for (int a = 0; a < 3; a++) {
+        double c = ceil((hi[a] - lo[a]) / spacing);
+        if (!(c >= 1) || c > 0x1p40)
+            return;
+        cnt[a] = (int64_t)c;
+    }
+    size_t nt;
+    shard_sample_mesh_proj *tri = shard_sample_mesh_project(mesh, lo, spacing, cnt, &nt);
+
+    /* The sweep over k keeps the active triangles (k0 <= k <= k1) and bins them by row j, so memory stays per
+     * slab. */
+    int64_t ny = cnt[1], nz = cnt[2], nx = cnt[0];
+    size_t *start, *by_k;
+    shard_sample_mesh_bucket(tri, nt, nz, &start, &by_k);
+    shard_sample_mesh_sweep s = {.row_start = shard_malloc(((size_t)ny + 1) * sizeof(size_t)),
+                                 .row_fill = shard_malloc(((size_t)ny + 1) * sizeof(size_t))};
     for (int64_t k = 0; k < nz && k < k_end; k++) {
         size_t keep = 0;
-        for (size_t a = 0; a < n_active; a++)
-            if (tri[active[a]].k1 >= k)
-                active[keep++] = active[a];
-        n_active = keep;
+        for (size_t a = 0; a < s.n_active; a++)
+            if (tri[s.active[a]].k1 >= k)
+                s.active[keep++] = s.active[a];
+        s.n_active = keep;
         size_t add = start[k + 1] - start[k];
-        shard_reserve((void **)&active, &cap_active, n_active + add, sizeof(size_t));
-        memcpy(active + n_active, by_k + start[k], add * sizeof(size_t));
-        n_active += add;
-        if (n_active == 0 || k < k_first || k >= k_end)
+        shard_reserve((void **)&s.active, &s.cap_active, s.n_active + add, sizeof(size_t));
+        memcpy(s.active + s.n_active, by_k + start[k], add * sizeof(size_t));
+        s.n_active += add;
+        if (s.n_active == 0 || k < k_first || k >= k_end)
             continue;
-
-        memset(row_start, 0, ((size_t)ny + 1) * sizeof(size_t));
-        for (size_t a = 0; a < n_active; a++) {
-            const shard_sample_mesh_proj *t = &tri[active[a]];
-            for (int64_t j = t->j0; j <= t->j1; j++)
-                row_start[j + 1]++;
-        }
-        for (int64_t j = 0; j < ny; j++)
-            row_start[j + 1] += row_start[j];
-        shard_reserve((void **)&row_tri, &cap_row_tri, row_start[ny], sizeof(size_t));
-        memcpy(row_fill, row_start, ((size_t)ny + 1) * sizeof(size_t));
-        for (size_t a = 0; a < n_active; a++) {
-            const shard_sample_mesh_proj *t = &tri[active[a]];
-            for (int64_t j = t->j0; j <= t->j1; j++)
-                row_tri[row_fill[j]++] = active[a];
-        }
-
+        shard_sample_mesh_bin_rows(&s, tri, ny);
         double pz = shard_sample_mesh_coord(lo[2], spacing, k);
-        for (int64_t j = 0; j < ny; j++) {
-            double py = shard_sample_mesh_coord(lo[1], spacing, j);
-            size_t m = 0;
-            for (size_t r = row_start[j]; r < row_start[j + 1]; r++) {
-                const shard_sample_mesh_proj *t = &tri[row_tri[r]];
-                int s0 = shard_sample_mesh_edge_sign(t->y[1], t->z[1], t->y[2], t->z[2], py, pz);
-                int s1 = shard_sample_mesh_edge_sign(t->y[2], t->z[2], t->y[0], t->z[0], py, pz);
-                if (s0 != s1)
-                    continue;
-                int s2 = shard_sample_mesh_edge_sign(t->y[0], t->z[0], t->y[1], t->z[1], py, pz);
-                if (s2 != s0)
-                    continue;
-                shard_reserve((void **)&xs, &cap_xs, m + 1, sizeof(double));
-                xs[m++] = shard_sample_mesh_cross_x(t, py, pz);
-            }
-            if (m == 0)
-                continue;
-            if (m <= 32)
-                shard_sample_mesh_sort(xs, m);
-            else
-                qsort(xs, m, sizeof(double), shard_sample_mesh_cmp_double);
-            /* inside <=> an odd number of crossings lies beyond the point (x_cross > p.x) */
-            size_t below = 0;
-            for (int64_t i = 0; i < nx; i++) {
-                double px = shard_sample_mesh_coord(lo[0], spacing, i);
-                while (below < m && xs[below] <= px)
-                    below++;
-                if (((m - below) & 1) == 0) {
-                    if (below == m)
-                        break;
-                    continue;
-                }
-                shard_reserve((void **)&out, &cap_out, 3 * (n_out + 1), sizeof(double));
-                out[3 * n_out] = px;
-                out[3 * n_out + 1] = py;
-                out[3 * n_out + 2] = pz;
-                n_out++;
-            }
-        }
+        for (int64_t j = 0; j < ny; j++)
+            shard_sample_mesh_row(&s, tri, j, lo[0], spacing, nx, shard_sample_mesh_coord(lo[1], spacing, j), pz);
     }
 
     free(tri);
     free(start);
     free(by_k);
-    free(active);
-    free(row_start);
-    free(row_fill);
-    free(row_tri);
-    free(xs);
-    if (n_out == 0) {
-        free(out);
+    free(s.active);
+    free(s.row_start);
+    free(s.row_fill);
+    free(s.row_tri);
+    free(s.xs);
+    if (s.n_out == 0) {
+        free(s.out);
         return;
     }
-    *points = shard_realloc(out, 3 * n_out * sizeof(double));
-    *n = n_out;
+    *points = shard_realloc(s.out, 3 * s.n_out * sizeof(double));
+    *n = s.n_out;
 }

@@ -136,37 +136,31 @@ static int shard_rigid_massprops_error(const shard_scene *sc, const shard_body_d
                           bd->name, shard_massprops_status_name(st));
 }
 
-int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, shard_error *err)
+/* The body's mass properties and its primitive (kind, size, bound), from its shape: the primitive's centre and
+ * axis (a cylinder's) in the world into centre and axis. */
+static int shard_rigid_body_shape(const shard_scene *sc, const shard_body_def *bd, shard_rigid_body *rb,
+                                  shard_massprops *mp, double centre[3], double axis[3], shard_error *err)
 {
-    const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    memset(rb, 0, sizeof *rb);
-    rb->rigid = 1;
-    rb->kinematic = bd->motion == SHARD_MOTION_KINEMATIC;
-    rb->restitution = m->restitution;
-    rb->friction = m->friction;
-    rb->spacing = bd->spacing;
-    shard_massprops mp;
     shard_massprops_status st = SHARD_MASSPROPS_OK;
     const shard_shape *s = &bd->shape;
-    double centre[3] = {0, 0, 0}, axis[3] = {0, 0, 1};
     switch (s->kind) {
     case SHARD_SHAPE_BOX:
-        st = shard_massprops_box(m->density, s->min, s->max, &mp);
+        st = shard_massprops_box(m->density, s->min, s->max, mp);
         for (int k = 0; k < 3; k++)
             rb->shape.half[k] = 0.5 * (s->max[k] - s->min[k]), centre[k] = 0.5 * (s->min[k] + s->max[k]);
         rb->shape.kind = SHARD_COLLIDE_BOX;
         rb->bound = sqrt(shard_rigid_dot(rb->shape.half, rb->shape.half));
         break;
     case SHARD_SHAPE_SPHERE:
-        st = shard_massprops_sphere(m->density, s->center, s->radius, &mp);
-        memcpy(centre, s->center, sizeof centre);
+        st = shard_massprops_sphere(m->density, s->center, s->radius, mp);
+        memcpy(centre, s->center, 3 * sizeof *centre);
         rb->shape.kind = SHARD_COLLIDE_SPHERE;
         rb->shape.radius = s->radius;
         rb->bound = s->radius;
         break;
     case SHARD_SHAPE_CYLINDER: {
-        st = shard_massprops_cylinder(m->density, s->p0, s->p1, s->radius, &mp);
+        st = shard_massprops_cylinder(m->density, s->p0, s->p1, s->radius, mp);
         double d[3] = {s->p1[0] - s->p0[0], s->p1[1] - s->p0[1], s->p1[2] - s->p0[2]};
         double len = sqrt(shard_rigid_dot(d, d));
         for (int k = 0; k < 3; k++)
@@ -191,15 +185,15 @@ int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, sh
                 tri[3 * t + 1] = tri[3 * t + 2], tri[3 * t + 2] = tmp;
             }
         st = shard_massprops_mesh(m->density, mesh->vertices, (int64_t)mesh->n_vertices, tri,
-                                  (int64_t)mesh->n_triangles, &mp);
+                                  (int64_t)mesh->n_triangles, mp);
         free(tri);
         rb->contact_by = SHARD_RIGID_PARTICLES;
         rb->shape.kind = SHARD_COLLIDE_SPHERE; /* unused: its particles touch */
         if (st == SHARD_MASSPROPS_OK) {
-            memcpy(centre, mp.com, sizeof centre);
+            memcpy(centre, mp->com, 3 * sizeof *centre);
             for (size_t v = 0; v < mesh->n_vertices; v++) {
-                double r[3] = {mesh->vertices[3 * v] - mp.com[0], mesh->vertices[3 * v + 1] - mp.com[1],
-                               mesh->vertices[3 * v + 2] - mp.com[2]};
+                double r[3] = {mesh->vertices[3 * v] - mp->com[0], mesh->vertices[3 * v + 1] - mp->com[1],
+                               mesh->vertices[3 * v + 2] - mp->com[2]};
                 rb->bound = fmax(rb->bound, sqrt(shard_rigid_dot(r, r)));
             }
         }
@@ -208,6 +202,68 @@ int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, sh
     }
     if (st != SHARD_MASSPROPS_OK)
         return shard_rigid_massprops_error(sc, bd, st, err);
+    return 0;
+}
+
+/* Surface particles for the pairs without an exact primitive test (meshes; cylinders against boxes and
+ * cylinders), in the body frame (about the centre of mass com, turned by R0t). */
+static int shard_rigid_body_surface(const shard_scene *sc, int b, shard_rigid_body *rb, const double com[3],
+                                    const double R0t[9], shard_error *err)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    double *pts = NULL;
+    size_t n = 0;
+    int rc = shard_sample_body_surface(sc, b, &pts, &n, err);
+    if (rc)
+        return rc;
+    if (n > 65535) {
+        free(pts);
+        return shard_error_at(err, sc->path, &bd->spacing_loc,
+                              "rigid body '%s' has %zu surface particles at this spacing; its contacts are found "
+                              "through them, at most 65535: use a coarser spacing", bd->name, n);
+    }
+    rb->surf = shard_malloc((3 * n + 1) * sizeof *rb->surf);
+    for (size_t i = 0; i < n; i++) {
+        double r[3] = {pts[3 * i] - com[0], pts[3 * i + 1] - com[1], pts[3 * i + 2] - com[2]};
+        shard_mat3_mul_vec(R0t, r, rb->surf + 3 * i);
+    }
+    rb->n_surf = n;
+    free(pts);
+    return 0;
+}
+
+/* Initial state: at rest pose, with the body's velocity and angular velocity about the centre of mass. */
+static void shard_rigid_body_start(shard_rigid_body *rb, const shard_body_def *bd)
+{
+    memcpy(rb->x, rb->x0, sizeof rb->x);
+    memcpy(rb->q, rb->q0, sizeof rb->q);
+    memcpy(rb->v, bd->velocity, sizeof rb->v);
+    memcpy(rb->w, bd->angular_velocity, sizeof rb->w);
+    shard_quat_to_matrix(rb->q, rb->R);
+    /* L = R diag(I) R^T w */
+    double wb[3];
+    shard_mat3_tmul_vec(rb->R, bd->angular_velocity, wb);
+    for (int k = 0; k < 3; k++)
+        wb[k] *= rb->inertia[k];
+    shard_mat3_mul_vec(rb->R, wb, rb->L);
+    shard_rigid_derive(rb);
+}
+
+int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, shard_error *err)
+{
+    const shard_body_def *bd = &sc->bodies[b];
+    const shard_material *m = &sc->materials[bd->material];
+    memset(rb, 0, sizeof *rb);
+    rb->rigid = 1;
+    rb->kinematic = bd->motion == SHARD_MOTION_KINEMATIC;
+    rb->restitution = m->restitution;
+    rb->friction = m->friction;
+    rb->spacing = bd->spacing;
+    shard_massprops mp;
+    double centre[3] = {0, 0, 0}, axis[3] = {0, 0, 1};
+    int rc = shard_rigid_body_shape(sc, bd, rb, &mp, centre, axis, err);
+    if (rc)
+        return rc;
     double R0[9];
     shard_massprops_principal(mp.inertia, rb->inertia, R0, rb->q0);
     memcpy(rb->x0, mp.com, sizeof rb->x0);
@@ -227,41 +283,12 @@ int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, sh
     shard_mat3_mul(R0t, S, rb->shape.R);
     double dc[3] = {centre[0] - mp.com[0], centre[1] - mp.com[1], centre[2] - mp.com[2]};
     shard_mat3_mul_vec(R0t, dc, rb->shape.pos);
-    /* Surface particles for the pairs without an exact primitive test (meshes; cylinders against boxes and
-     * cylinders), in the body frame. */
-    if (s->kind == SHARD_SHAPE_MESH || s->kind == SHARD_SHAPE_CYLINDER) {
-        double *pts = NULL;
-        size_t n = 0;
-        int rc = shard_sample_body_surface(sc, b, &pts, &n, err);
+    if (bd->shape.kind == SHARD_SHAPE_MESH || bd->shape.kind == SHARD_SHAPE_CYLINDER) {
+        rc = shard_rigid_body_surface(sc, b, rb, mp.com, R0t, err);
         if (rc)
             return rc;
-        if (n > 65535) {
-            free(pts);
-            return shard_error_at(err, sc->path, &bd->spacing_loc,
-                                  "rigid body '%s' has %zu surface particles at this spacing; its contacts are found "
-                                  "through them, at most 65535: use a coarser spacing", bd->name, n);
-        }
-        rb->surf = shard_malloc((3 * n + 1) * sizeof *rb->surf);
-        for (size_t i = 0; i < n; i++) {
-            double r[3] = {pts[3 * i] - mp.com[0], pts[3 * i + 1] - mp.com[1], pts[3 * i + 2] - mp.com[2]};
-            shard_mat3_mul_vec(R0t, r, rb->surf + 3 * i);
-        }
-        rb->n_surf = n;
-        free(pts);
     }
-    /* Initial state: at rest pose, with the body's velocity and angular velocity about the centre of mass. */
-    memcpy(rb->x, rb->x0, sizeof rb->x);
-    memcpy(rb->q, rb->q0, sizeof rb->q);
-    memcpy(rb->v, bd->velocity, sizeof rb->v);
-    memcpy(rb->w, bd->angular_velocity, sizeof rb->w);
-    shard_quat_to_matrix(rb->q, rb->R);
-    /* L = R diag(I) R^T w */
-    double wb[3];
-    shard_mat3_tmul_vec(rb->R, bd->angular_velocity, wb);
-    for (int k = 0; k < 3; k++)
-        wb[k] *= rb->inertia[k];
-    shard_mat3_mul_vec(rb->R, wb, rb->L);
-    shard_rigid_derive(rb);
+    shard_rigid_body_start(rb, bd);
     return 0;
 }
 

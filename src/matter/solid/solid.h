@@ -1,21 +1,23 @@
-/* Solid: the meshless elastic / plastic solid of Mueller et al. 2004 (seeds/000-point-based.md).
+/* Solid: the meshless elastic / plastic solid of Mueller et al. 2004 (Point based animation of elastic,
+ * plastic and melting objects, Proc. SCA 2004).
  *
  * The module owns the per-particle continuum mechanics: the moment matrix A and its SVD pseudo-inverse (once,
  * from rest positions), the MLS displacement and velocity gradients, Green strain, plasticity, stress, and the
- * particle forces.  It reads owned + ghost arrays prepared by the driver and never communicates.
+ * particle forces (solid_material.c: the law at one material point; solid.c: the particle kernels).  It reads
+ * owned + ghost arrays prepared by the driver and never communicates.
  *
  * Formulation (all sums over the bond partners j of i, in increasing global id; x_ij = X_j - X_i at rest):
  *   w_ij   = (1 - |x_ij|^2 / h^2)^3                         poly6 shape; its constant cancels everywhere below
- *   A_i    = sum w_ij x_ij x_ij^T,  A_i^+ by SVD (relative singular-value cut)          digest §2.4.2-2.4.3
+ *   A_i    = sum w_ij x_ij x_ij^T,  A_i^+ by SVD (relative singular-value cut)
  *   J_i    = I + [sum w_ij (u_j - u_i) x_ij^T] A_i^+                                    J = I + grad(u)^T
  *   Jdot_i = [sum w_ij (v_j - v_i) x_ij^T] A_i^+
- *   E      = (J^T J - I) / 2          Green-Lagrange strain.  The thesis uses J^T J - I without the 1/2 together
- *                                     with F = -2 v J sigma, which makes the material 4x stiffer than E says;
+ *   E      = (J^T J - I) / 2          Green-Lagrange strain.  Mueller et al. use J^T J - I without the 1/2
+ *                                     together with F = -2 v J sigma, which makes the material 4x stiffer than E says;
  *                                     we keep the textbook strain and the exact energy derivative below.
  *   plastic: Ee = E - Ep; if |Ee| > yield: Ep += (1 - exp(-creep dt)) (1 - yield/|Ee|) Ee; |Ep| capped at max
  *   S      = lambda tr(Ee) I + 2 mu Ee + beta (lambda tr(Edot) I + 2 mu Edot),  Edot = sym(J^T Jdot)
  *   P      = J S + [k_v (det J - 1) + k_b h'(det J)] cof(J)  first Piola-Kirchhoff stress (+ volume terms)
- *            k_v/2 (det J - 1)^2 is the thesis's volume term (§2.6); k_b h(det J) is a barrier against
+ *            k_v/2 (det J - 1)^2 is the volume term of Mueller et al.; k_b h(det J) is a barrier against
  *            inversion (below), k_b = volume_barrier x the bulk modulus E / (3 (1 - 2 nu))
  *   B_i    = v_i P_i A_i^+  - k_s (J_i - I)
  *   f_i    = sum_j w_ij (B_i + B_j) x_ij + 2 k_s sum_j w_ij u_ij
@@ -52,6 +54,8 @@
 #include "fracture.h"
 #include "shard/particles.h"
 
+#include <math.h>
+
 /* Per-body constants of the solid model (one entry per body, indexed by particles->body). */
 typedef struct shard_solid_params {
     double inv_h2;       /* 1 / h^2, h = support radius (m) */
@@ -85,6 +89,30 @@ static inline double shard_solid_det(const double J[9])
     return J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) + J[2] * (J[3] * J[7] - J[4] * J[6]);
 }
 
+/* Symmetric 3x3 in 6-component order (xx xy xz yy yz zz) <-> full row-major. */
+static inline void shard_solid_sym_to_full(const double s[6], double m[9])
+{
+    m[0] = s[0], m[1] = s[1], m[2] = s[2];
+    m[3] = s[1], m[4] = s[3], m[5] = s[4];
+    m[6] = s[2], m[7] = s[4], m[8] = s[5];
+}
+
+/* out = M * S for row-major M and symmetric S (6). */
+static inline void shard_solid_mul_sym(const double M[9], const double S[6], double out[9])
+{
+    double s[9];
+    shard_solid_sym_to_full(S, s);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            out[3 * r + c] = M[3 * r + 0] * s[0 + c] + M[3 * r + 1] * s[3 + c] + M[3 * r + 2] * s[6 + c];
+}
+
+/* The Frobenius norm of a symmetric matrix (6). */
+static inline double shard_solid_norm6(const double e[6])
+{
+    return sqrt(e[0] * e[0] + e[3] * e[3] + e[5] * e[5] + 2.0 * (e[1] * e[1] + e[2] * e[2] + e[4] * e[4]));
+}
+
 /* k_s of the bond stabilisation (above) for G_s = G, Young's modulus E, a lattice spacing and support radius h:
  * G E s^3 / m with m = sum w |x|^2 over a full stencil of the lattice; 0 when G is 0. Local. */
 double shard_solid_stabilization_stiffness(double G, double E, double spacing, double h);
@@ -112,6 +140,12 @@ int shard_sym3_pinv_min(const double A[6], double threshold, double Ainv[6], dou
  * first Piola-Kirchhoff stress P (row-major) and the second one S (symmetric 6).  Local. */
 void shard_solid_material(const shard_solid_params *sp, const double J[9], const double Jdot[9], double eps_p[6],
                           double dt, double P[9], double S[6]);
+/* The strain energy density U(J) of the material (elastic with the plastic strain eps_p, and the volume
+ * terms), the energy whose derivative shard_solid_material's P is. */
+double shard_solid_strain_energy(const shard_solid_params *s, const double J[9], const double eps_p[6]);
+/* sigma = P J^T / det J (row r of P times row c of J), symmetric: xx xy xz yy yz zz; 0 for an inverted particle
+ * (det J <= 0: no current volume).  Returns det J. */
+double shard_solid_cauchy(const double P[9], const double J[9], double sg[6]);
 
 /* The solid's per-particle arrays: a block (particles.h) with these rows, X_(index, type, components, flags,
  * "dataset name").  Only the plastic strain is state; the rest is recomputed from it and the rest positions.

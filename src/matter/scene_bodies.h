@@ -1,0 +1,18 @@
+/* Scene bodies: the readers of the sections of a scene that say what is in it (scene_bodies.c), for the top-level
+ * table of scene.c.  Each is an FK_CUSTOM parser (scene_keys.h) whose target is the shard_scene being read, and
+ * each needs the scene as the context's user state too: a body names a material read before it.
+ */
+#ifndef SHARD_SCENE_BODIES_H
+#define SHARD_SCENE_BODIES_H
+
+#include "scene_keys.h"
+#include "shard/scene.h"
+
+/* materials: a mapping of names to materials (at least one). */
+int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
+/* bodies: a sequence of bodies (at least one), after the materials. */
+int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
+/* obstacles: a sequence of planes, spheres and boxes (empty or null: none). */
+int shard_scene_parse_obstacles(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
+
+#endif

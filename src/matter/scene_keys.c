@@ -1,0 +1,658 @@
+/* Scene keys: the YAML tree of a scene file, the messages, the readers of scalars and vectors, and the key-table
+ * engine (scene_keys.h describes its rows and sections).
+ *
+ * The tree is built from libfyaml's event stream: the document API of libfyaml 0.7 does not expose where a
+ * mapping or sequence starts, and every message here must name a line and column, so the parser keeps its own
+ * nodes with 1-based positions.  libfyaml's diagnostics are collected, never printed; its first error becomes
+ * "file:line:col: syntax error: text".  The engine reads a mapping into a struct by a table of rows; a new key is
+ * a new row, and keys not in the table are errors everywhere.  Nothing here knows a section of Shard's scene
+ * (scene.c, scene_bodies.c).
+ */
+#include "scene_keys.h"
+
+#include <libfyaml.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * YAML tree
+ * ------------------------------------------------------------------------------------------------------------ */
+
+void shard_scene_ytree_free(shard_scene_tree *t)
+{
+    for (size_t i = 0; i < t->n_all; i++) {
+        free(t->all[i]->text);
+        free(t->all[i]->anchor);
+        free(t->all[i]->kids);
+        free(t->all[i]);
+    }
+    free(t->all);
+    memset(t, 0, sizeof *t);
+}
+
+char *shard_scene_dup_text(const char *s, size_t len)
+{
+    char *d = shard_malloc(len + 1);
+    if (len)
+        memcpy(d, s, len);
+    d[len] = '\0';
+    return d;
+}
+
+static shard_scene_node *shard_scene_ytree_new(shard_scene_tree *t, shard_scene_node_type type, int line, int col)
+{
+    shard_scene_node *n = shard_calloc(1, sizeof *n);
+    n->type = type;
+    n->line = line;
+    n->col = col;
+    shard_reserve((void **)&t->all, &t->cap_all, t->n_all + 1, sizeof *t->all);
+    t->all[t->n_all++] = n;
+    return n;
+}
+
+static void shard_scene_ynode_append(shard_scene_node *parent, shard_scene_node *kid)
+{
+    shard_reserve((void **)&parent->kids, &parent->cap, parent->n + 1, sizeof *parent->kids);
+    parent->kids[parent->n++] = kid;
+}
+
+static char *shard_scene_token_text(struct fy_token *tok, size_t *len)
+{
+    size_t l = 0;
+    const char *s = tok ? fy_token_get_text(tok, &l) : NULL;
+    if (!s)
+        l = 0;
+    if (len)
+        *len = l;
+    return shard_scene_dup_text(s ? s : "", l);
+}
+
+/* Errors are collected rather than printed; this sink swallows whatever else libfyaml might want to say, so the
+ * library never writes to the terminal on its own. */
+static void shard_scene_diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+    (void)diag;
+    (void)user;
+    (void)buf;
+    (void)len;
+}
+
+static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    shard_src_loc loc = {.line = line > 0 ? line : 1, .col = col > 0 ? col : 1};
+    snprintf(loc.key, sizeof loc.key, "syntax error");
+    return shard_error_at(c->err, c->file, &loc, "%s", msg);
+}
+
+/* Builds the tree of the single document in text.  Returns 0 or SHARD_EXIT_INPUT with the error filled. */
+int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, shard_scene_tree *t)
+{
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.output_fn = shard_scene_diag_sink;
+    dcfg.colorize = false;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
+        return shard_error_set(c->err, SHARD_EXIT_INTERNAL, "%s: cannot create the YAML diagnostics", c->file);
+    fy_diag_set_collect_errors(diag, true);
+
+    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
+    struct fy_parser *fyp = fy_parser_create(&pcfg);
+    if (!fyp || fy_parser_set_string(fyp, text, len) != 0) {
+        if (fyp)
+            fy_parser_destroy(fyp);
+        fy_diag_destroy(diag);
+        return shard_error_set(c->err, SHARD_EXIT_INTERNAL, "%s: cannot create the YAML parser", c->file);
+    }
+
+    int rc = 0, n_docs = 0, last_line = 1, last_col = 1;
+    shard_scene_node **stack = NULL;
+    size_t depth = 0, cap = 0;
+    struct fy_event *e;
+    while (!rc && (e = fy_parser_parse(fyp)) != NULL) {
+        const struct fy_mark *m = fy_event_start_mark(e);
+        if (m) {
+            last_line = m->line + 1;
+            last_col = m->column + 1;
+        }
+        shard_scene_node *node = NULL;
+        struct fy_token *anchor = NULL;
+        switch (e->type) {
+        case FYET_DOCUMENT_START:
+            n_docs++;
+            break;
+        case FYET_SCALAR:
+            node = shard_scene_ytree_new(t, YN_SCALAR, last_line, last_col);
+            node->text = shard_scene_token_text(e->scalar.value, &node->len);
+            node->plain = !e->scalar.value || fy_event_get_node_style(e) == FYNS_PLAIN;
+            node->complete = true;
+            anchor = e->scalar.anchor;
+            break;
+        case FYET_MAPPING_START:
+            node = shard_scene_ytree_new(t, YN_MAP, last_line, last_col);
+            anchor = e->mapping_start.anchor;
+            break;
+        case FYET_SEQUENCE_START:
+            node = shard_scene_ytree_new(t, YN_SEQ, last_line, last_col);
+            anchor = e->sequence_start.anchor;
+            break;
+        case FYET_ALIAS: {
+            /* Only complete nodes qualify, so an alias can never make a collection contain itself. */
+            char *name = shard_scene_token_text(e->alias.anchor, NULL);
+            for (size_t i = t->n_all; i-- > 0 && !node;)
+                if (t->all[i]->complete && t->all[i]->anchor && strcmp(t->all[i]->anchor, name) == 0)
+                    node = t->all[i];
+            /* The event's mark is the anchor name's, one past the '*'. */
+            if (!node)
+                rc = shard_scene_syntax_error(c, last_line, last_col > 1 ? last_col - 1 : 1, "undefined alias '*%s'", name);
+            free(name);
+            break;
+        }
+        case FYET_MAPPING_END:
+        case FYET_SEQUENCE_END:
+            if (depth > 0)
+                stack[--depth]->complete = true;
+            break;
+        default:
+            break;
+        }
+        if (!rc && node && n_docs > 1)
+            rc = shard_scene_syntax_error(c, node->line, node->col, "a scene file holds one YAML document, found a second one");
+        if (!rc && node) {
+            if (depth > 0)
+                shard_scene_ynode_append(stack[depth - 1], node);
+            else
+                t->root = node;
+            if (anchor)
+                node->anchor = shard_scene_token_text(anchor, NULL);
+            if (e->type == FYET_MAPPING_START || e->type == FYET_SEQUENCE_START) {
+                shard_reserve((void **)&stack, &cap, depth + 1, sizeof *stack);
+                stack[depth++] = node;
+            }
+        }
+        fy_parser_event_free(fyp, e);
+    }
+
+    if (!rc && (fy_parser_get_stream_error(fyp) || fy_diag_got_error(diag))) {
+        void *iter = NULL;
+        struct fy_diag_error *de, *first = NULL;
+        while ((de = fy_diag_errors_iterate(diag, &iter)) != NULL)
+            if (de->type >= FYET_ERROR && !first)
+                first = de;
+        if (first)
+            rc = shard_scene_syntax_error(c, first->line, first->column, "%s", first->msg ? first->msg : "invalid YAML");
+        else
+            rc = shard_scene_syntax_error(c, last_line, last_col, "invalid YAML");
+    }
+    free(stack);
+    fy_parser_destroy(fyp);
+    fy_diag_destroy(diag);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Messages
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* The root has no key of its own; messages about it say "scene". */
+void shard_scene_make_loc(shard_src_loc *loc, const shard_scene_node *n, const char *path)
+{
+    loc->line = n ? n->line : 1;
+    loc->col = n ? n->col : 1;
+    snprintf(loc->key, sizeof loc->key, "%s", path[0] ? path : "scene");
+}
+
+int shard_scene_fail(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    shard_src_loc loc;
+    shard_scene_make_loc(&loc, n, path);
+    return shard_error_at(c->err, c->file, &loc, "%s", msg);
+}
+
+/* Paths longer than a shard_src_loc key are cut short: the message stays readable and line:col stays exact. */
+void shard_scene_child_path(char out[KEY_MAX], const char *parent, const char *key)
+{
+    int w = parent[0] ? snprintf(out, KEY_MAX, "%s.%s", parent, key) : snprintf(out, KEY_MAX, "%s", key);
+    if (w < 0)
+        out[0] = '\0';
+}
+
+void shard_scene_index_path(char out[KEY_MAX], const char *parent, size_t i)
+{
+    if (snprintf(out, KEY_MAX, "%s[%zu]", parent, i) < 0)
+        out[0] = '\0';
+}
+
+/* The shortest %g form that reads back as the same double, so "got 0.5" is never a rounded 0.50000001. */
+const char *shard_scene_fmt_num(char buf[32], double v)
+{
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
+bool shard_scene_is_null(const shard_scene_node *n)
+{
+    return n->type == YN_SCALAR && n->plain &&
+           (n->len == 0 || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0 ||
+            strcmp(n->text, "Null") == 0 || strcmp(n->text, "NULL") == 0);
+}
+
+/* "'abc'", "an empty value", "a mapping", "a sequence": what was found where something else was expected. */
+const char *shard_scene_describe(char buf[80], const shard_scene_node *n)
+{
+    if (n->type == YN_MAP)
+        return "a mapping";
+    if (n->type == YN_SEQ)
+        return "a sequence";
+    if (shard_scene_is_null(n))
+        return "an empty value";
+    if (n->len > 40)
+        snprintf(buf, 80, "'%.40s...'", n->text);
+    else
+        snprintf(buf, 80, "'%s'", n->text);
+    return buf;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Scalars and vectors
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* YAML's decimal numbers only: [+-] digits [. digits] [e [+-] digits].  strtod alone would also take hex,
+ * "infinity" and trailing junk. */
+static bool shard_scene_looks_decimal(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    size_t digits = 0;
+    while (*s >= '0' && *s <= '9')
+        s++, digits++;
+    if (*s == '.') {
+        s++;
+        while (*s >= '0' && *s <= '9')
+            s++, digits++;
+    }
+    if (digits == 0)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return false;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
+
+static bool shard_scene_looks_nonfinite(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    if (*s == '.')
+        s++;
+    char low[16];
+    size_t i = 0;
+    for (; s[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    low[i] = '\0';
+    return !s[i] && (strcmp(low, "inf") == 0 || strcmp(low, "infinity") == 0 || strcmp(low, "nan") == 0);
+}
+
+/* A finite number, or with allow_auto the word 'auto' (*is_auto set, *out = 0). */
+int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const char *path, bool allow_auto, double *out, bool *is_auto)
+{
+    char what[80];
+    const char *expected = allow_auto ? "a number or 'auto'" : "a number";
+    if (is_auto)
+        *is_auto = false;
+    if (n->type != YN_SCALAR || shard_scene_is_null(n))
+        return shard_scene_fail(c, n, path, "expected %s, got %s", expected, shard_scene_describe(what, n));
+    if (allow_auto && strcmp(n->text, "auto") == 0) {
+        *out = 0;
+        if (is_auto)
+            *is_auto = true;
+        return 0;
+    }
+    if (shard_scene_looks_nonfinite(n->text))
+        return shard_scene_fail(c, n, path, "must be a finite number, got %s", shard_scene_describe(what, n));
+    if (!shard_scene_looks_decimal(n->text))
+        return shard_scene_fail(c, n, path, "expected %s, got %s", expected, shard_scene_describe(what, n));
+    /* strtod follows LC_NUMERIC; Shard never calls setlocale, so the C locale's '.' applies. */
+    double v = strtod(n->text, NULL);
+    if (!isfinite(v))
+        return shard_scene_fail(c, n, path, "must be a finite number, got %s", shard_scene_describe(what, n));
+    *out = v;
+    return 0;
+}
+
+static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, const char *path, double out[3])
+{
+    char what[80];
+    if (n->type != YN_SEQ)
+        return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %s", shard_scene_describe(what, n));
+    if (n->n != 3)
+        return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %zu item%s", n->n, n->n == 1 ? "" : "s");
+    for (size_t i = 0; i < 3; i++) {
+        char sub[KEY_MAX];
+        shard_scene_index_path(sub, path, i);
+        int rc = shard_scene_get_number(c, n->kids[i], sub, false, &out[i], NULL);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n, const char *path, char *out, size_t size)
+{
+    char what[80];
+    if (n->type != YN_SCALAR || shard_scene_is_null(n))
+        return shard_scene_fail(c, n, path, "expected a string, got %s", shard_scene_describe(what, n));
+    if (n->len == 0)
+        return shard_scene_fail(c, n, path, "must not be empty");
+    if (n->len >= size || strlen(n->text) != n->len)
+        return shard_scene_fail(c, n, path, "must be at most %zu characters without NUL bytes", size - 1);
+    memcpy(out, n->text, n->len + 1);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static bool shard_scene_in_range(const shard_scene_range *r, double v)
+{
+    if (r->lo_kind == '(' && !(v > r->lo))
+        return false;
+    if (r->lo_kind == '[' && !(v >= r->lo))
+        return false;
+    if (r->hi_kind == ')' && !(v < r->hi))
+        return false;
+    if (r->hi_kind == ']' && !(v <= r->hi))
+        return false;
+    return true;
+}
+
+static void shard_scene_describe_range(char buf[96], const shard_scene_range *r)
+{
+    char a[32], b[32];
+    if (r->lo_kind && r->hi_kind)
+        snprintf(buf, 96, "must be in %c%s, %s%c", r->lo_kind, shard_scene_fmt_num(a, r->lo), shard_scene_fmt_num(b, r->hi), r->hi_kind);
+    else if (r->lo_kind)
+        snprintf(buf, 96, "must be %s %s", r->lo_kind == '(' ? ">" : ">=", shard_scene_fmt_num(a, r->lo));
+    else
+        snprintf(buf, 96, "must be %s %s", r->hi_kind == ')' ? "<" : "<=", shard_scene_fmt_num(a, r->hi));
+}
+
+const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key, const shard_scene_node **key_node)
+{
+    for (size_t i = 0; i + 1 < map->n; i += 2)
+        if (map->kids[i]->type == YN_SCALAR && strcmp(map->kids[i]->text, key) == 0) {
+            if (key_node)
+                *key_node = map->kids[i];
+            return map->kids[i + 1];
+        }
+    return NULL;
+}
+
+static const shard_scene_field *shard_scene_find_field(const shard_scene_section *sec, const char *key)
+{
+    for (size_t i = 0; i < sec->n; i++)
+        if (strcmp(sec->fields[i].key, key) == 0)
+            return &sec->fields[i];
+    return NULL;
+}
+
+/* "'a', 'b' or 'c'" for the members of a group. */
+static void shard_scene_group_keys(char *buf, size_t size, const shard_scene_section *sec, int group)
+{
+    size_t count = 0, seen = 0, used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sec->n; i++)
+        count += sec->fields[i].group == group;
+    for (size_t i = 0; i < sec->n && used < size; i++) {
+        if (sec->fields[i].group != group)
+            continue;
+        const char *sep = seen == 0 ? "" : seen + 1 == count ? " or " : ", ";
+        int w = snprintf(buf + used, size - used, "%s'%s'", sep, sec->fields[i].key);
+        used += w > 0 ? (size_t)w : 0;
+        seen++;
+    }
+}
+
+/* File-order checks of a mapping's keys: scalars, known, not repeated, at most one per group. */
+static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *map, const char *path, const shard_scene_section *sec)
+{
+    for (size_t i = 0; i + 1 < map->n; i += 2) {
+        const shard_scene_node *k = map->kids[i];
+        char sub[KEY_MAX], what[80];
+        if (k->type != YN_SCALAR)
+            return shard_scene_fail(c, k, path, "keys must be plain words, got %s", shard_scene_describe(what, k));
+        shard_scene_child_path(sub, path, k->text);
+        const shard_scene_field *f = shard_scene_find_field(sec, k->text);
+        if (!f) {
+            char allowed[512] = "";
+            size_t used = 0;
+            for (size_t j = 0; j < sec->n; j++)
+                shard_list_append(allowed, sizeof allowed, &used, sec->fields[j].key);
+            return shard_scene_fail(c, k, sub, "unknown key (allowed: %s)", allowed);
+        }
+        for (size_t j = 0; j < i; j += 2) {
+            const shard_scene_node *prev = map->kids[j];
+            if (strcmp(prev->text, k->text) == 0)
+                return shard_scene_fail(c, k, sub, "duplicate key (first given at line %d)", prev->line);
+            const shard_scene_field *pf = shard_scene_find_field(sec, prev->text);
+            if (f->group && pf->group == f->group) {
+                char keys[256];
+                shard_scene_group_keys(keys, sizeof keys, sec, f->group);
+                return shard_scene_fail(c, k, sub, "cannot be combined with '%s' (give exactly one of %s)", prev->text, keys);
+            }
+        }
+    }
+    return 0;
+}
+
+static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *val, const char *path, const shard_scene_field *f, void *base)
+{
+    void *target = (char *)base + f->offset;
+    char what[80], rng[96], num[32];
+    double v;
+    bool is_auto;
+    int rc;
+    switch (f->kind) {
+    case FK_NUMBER:
+        if ((rc = shard_scene_get_number(c, val, path, f->flags & F_AUTO, &v, &is_auto)))
+            return rc;
+        if (!is_auto && !shard_scene_in_range(&f->r, v)) {
+            shard_scene_describe_range(rng, &f->r);
+            return shard_scene_fail(c, val, path, "%s%s, got %s", rng, f->flags & F_AUTO ? " or 'auto'" : "", shard_scene_fmt_num(num, v));
+        }
+        *(double *)target = v;
+        return 0;
+    case FK_INT:
+        if ((rc = shard_scene_get_number(c, val, path, false, &v, NULL)))
+            return rc;
+        if (v != floor(v) || fabs(v) > 9007199254740992.0)
+            return shard_scene_fail(c, val, path, "expected an integer, got %s", shard_scene_describe(what, val));
+        if (!shard_scene_in_range(&f->r, v)) {
+            shard_scene_describe_range(rng, &f->r);
+            return shard_scene_fail(c, val, path, "%s, got %s", rng, shard_scene_fmt_num(num, v));
+        }
+        *(long *)target = (long)v;
+        return 0;
+    case FK_VEC3:
+        return shard_scene_get_vec3(c, val, path, (double *)target);
+    case FK_STRING:
+        return shard_scene_get_string(c, val, path, (char *)target, f->size);
+    case FK_MAP:
+        return shard_scene_parse_section(c, val, path, f->sub, target);
+    case FK_CUSTOM:
+        return f->parse(c, val, path, target);
+    }
+    return 0;
+}
+
+static void shard_scene_set_default(const shard_scene_field *f, void *base)
+{
+    void *target = (char *)base + f->offset;
+    switch (f->kind) {
+    case FK_NUMBER:
+        *(double *)target = f->def[0];
+        break;
+    case FK_INT:
+        *(long *)target = (long)f->def[0];
+        break;
+    case FK_VEC3:
+        memcpy(target, f->def, sizeof f->def);
+        break;
+    case FK_STRING:
+        snprintf((char *)target, f->size, "%s", f->def_str ? f->def_str : "");
+        break;
+    case FK_MAP:
+        /* An absent optional map still gets its keys' defaults. */
+        (void)shard_scene_parse_section(NULL, NULL, "", f->sub, target);
+        break;
+    case FK_CUSTOM:
+        break;
+    }
+}
+
+/* Reads the mapping `node` into base by the table.  With node NULL (an absent optional map, c NULL too) it
+ * only writes the defaults: such maps have no required keys. */
+int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path, const shard_scene_section *sec, void *base)
+{
+    char what[80];
+    int rc;
+    if (node && node->type != YN_MAP)
+        return shard_scene_fail(c, node, path, "expected a mapping, got %s", shard_scene_describe(what, node));
+    if (node && (rc = shard_scene_check_keys(c, node, path, sec)))
+        return rc;
+    for (size_t i = 0; i < sec->n; i++) {
+        const shard_scene_field *f = &sec->fields[i];
+        const shard_scene_node *val = node ? shard_scene_map_get(node, f->key, NULL) : NULL;
+        if (f->group && node) {
+            bool first = true, any = false;
+            for (size_t j = 0; j < sec->n; j++) {
+                if (sec->fields[j].group != f->group)
+                    continue;
+                if (j < i)
+                    first = false;
+                if (shard_scene_map_get(node, sec->fields[j].key, NULL))
+                    any = true;
+            }
+            if (first && !any && (f->flags & F_REQUIRED)) {
+                char keys[256];
+                shard_scene_group_keys(keys, sizeof keys, sec, f->group);
+                return shard_scene_fail(c, node, path, "missing required key %s", keys);
+            }
+        }
+        if (!val) {
+            /* Group members share storage (sphere and cylinder radius): an absent member writes nothing. */
+            if (f->group || (!node && (f->flags & F_REQUIRED)))
+                continue;
+            if (f->flags & F_REQUIRED)
+                return shard_scene_fail(c, node, path, "missing required key '%s'", f->key);
+            shard_scene_set_default(f, base);
+            continue;
+        }
+        char sub[KEY_MAX];
+        shard_scene_child_path(sub, path, f->key);
+        if (f->loc_offset)
+            shard_scene_make_loc((shard_src_loc *)((char *)base + f->loc_offset - 1), val, sub);
+        if ((rc = shard_scene_parse_field(c, val, sub, f, base)))
+            return rc;
+        if (f->group && sec->variant_offset)
+            *(int *)((char *)base + sec->variant_offset - 1) = f->variant;
+    }
+    if (node && sec->check)
+        return sec->check(c, node, path, base);
+    return 0;
+}
+
+/* A scalar that must be one of names[0..n): its index into *out, or a failure listing them. */
+int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                             const char *const *names, int count, int *out)
+{
+    char what[80], list[160] = "";
+    if (n->type == YN_SCALAR && !shard_scene_is_null(n))
+        for (int k = 0; k < count; k++)
+            if (strcmp(n->text, names[k]) == 0) {
+                *out = k;
+                return 0;
+            }
+    size_t used = 0;
+    for (int k = 0; k < count; k++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'", k == 0 ? "" : k + 1 == count ? " or " : ", ",
+                                 names[k]);
+    return shard_scene_fail(c, n, path, "expected %s, got %s", list, shard_scene_describe(what, n));
+}
+
+/* A list must be a sequence. */
+int shard_scene_check_list(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *what_items)
+{
+    char what[80];
+    if (n->type != YN_SEQ)
+        return shard_scene_fail(c, n, path, "expected a sequence of %s, got %s", what_items, shard_scene_describe(what, n));
+    return 0;
+}
+
+/* A sequence of mappings, each read with `section` into a new element (elem bytes, its shard_src_loc at
+ * loc_offset) of *items, *count of them (an empty or null value: none). */
+int shard_scene_parse_list(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *what,
+                           const shard_scene_section *section, size_t elem, size_t loc_offset, void **items,
+                           int *count)
+{
+    if (shard_scene_is_null(n))
+        return 0;
+    int rc = shard_scene_check_list(c, n, path, what);
+    if (rc)
+        return rc;
+    char *base = shard_calloc(n->n + 1, elem);
+    *items = base;
+    for (size_t k = 0; k < n->n; k++) {
+        char *item = base + elem * (size_t)(*count)++;
+        char sub[KEY_MAX];
+        shard_scene_index_path(sub, path, k);
+        shard_scene_make_loc((shard_src_loc *)(item + loc_offset), n->kids[k], sub);
+        if ((rc = shard_scene_parse_section(c, n->kids[k], sub, section, item)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Relative file paths (meshes, in-situ scripts) are taken from the scene file's folder, so a scene can be run
+ * from anywhere. */
+int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, const char *key, char file[SHARD_PATH_MAX])
+{
+    const char *dir = c->dir;
+    if (file[0] == '/' || strcmp(dir, ".") == 0)
+        return 0;
+    char joined[SHARD_PATH_MAX];
+    size_t dl = strlen(dir);
+    int w = snprintf(joined, sizeof joined, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", file);
+    if (w < 0 || (size_t)w >= sizeof joined)
+        return shard_scene_fail(c, node, key, "path too long once joined to the scene's folder '%s'", dir);
+    memcpy(file, joined, (size_t)w + 1);
+    return 0;
+}
