@@ -3,11 +3,11 @@
 #
 #  1. Cost: a block of N^3 particles (10^6 by default, 32 bonds each inside) at RANKS_COST ranks, with a new
 #     partition at steps 5 and 10 (`balance: {every: 5, threshold: 1, method: M}`) for each method of METHODS.
-#     The first moves the particles from METIS's partition to the method's, the second (the cuts reused) shows a
+#     The first moves the particles from the start-up's partition (RCB) to the method's, the second (the cuts reused) shows a
 #     repartition of an unchanged state (no migration when nothing moves).  Per check: particles moved, MB,
 #     partition and migration seconds, and the edge cut before and after.
 #  2. Gain: a brittle sphere (R/spacing = DIV) shattering on a plane at V m/s beside a block at rest of about
-#     as many particles (METIS gives each its own rank), at RANKS_GAIN ranks, checked
+#     as many particles (the start-up's RCB gives each its own rank), at RANKS_GAIN ranks, checked
 #     every EVERY steps with `cost: time` (the force phases' measured time); once with a threshold no imbalance
 #     reaches (checks only: the imbalance without balancing) and once with THRESHOLD.  Reports the largest
 #     cost imbalance seen, the migrations, the loop times and the speed-up.
@@ -79,7 +79,7 @@ done
 echo
 echo "2. A sphere (R/spacing $DIV) shattering at $V m/s on $RANKS_GAIN ranks, cost: $COST, checks every $EVERY steps"
 # the sphere, and beside it (out of reach) a block at rest of the sphere's volume (0.0806 m a side) that cannot
-# break: METIS gives each its own rank, so the rank of the sphere does all the fracture and contact work
+# break: the start-up's RCB gives each its own rank, so the rank of the sphere does all the fracture and contact work
 gain_scene() { # name threshold
   job_shatter_scene "$OUT/$1.yaml" "$DIV" "$V" "$T_END" jobs/bench/balance.sh \
     "balance: {every: $EVERY, threshold: $2, cost: $COST}"

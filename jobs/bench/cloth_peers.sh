@@ -32,7 +32,7 @@
 # Self-collision: Bullet's deformable solver ("bullet") detects vertex-face proximity within a thickness and
 # pushes apart, with continuous collision detection; its classic solver ("bullet_classic") cannot self-collide in
 # Bullet 3.24 at all; Shard's cloth always runs its collision stage (Bridson et al. 2002: proximity, continuous
-# collision detection, impact zones; docs/architecture.md, "Cloth"), self-collision included, while its vertices
+# collision detection, impact zones; docs/models/cloth.md), self-collision included, while its vertices
 # touch the sphere through contact; the count says how many triangle pairs intersect at the end.
 #
 # Every variable below can be overridden from the environment:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes tshirt.obj: a T-shirt-like cloth mesh (the seed's shirt scene), two T-shaped panels (front and back)
+"""Writes tshirt.obj: a T-shirt-like cloth mesh (the shirt scene of Manén's cloth simulator, 2010), two T-shaped panels (front and back)
 sewn along the shoulders, the sides and under the sleeves, open at the neck, the waist and the sleeve ends.
 
 The T lies in the x-y plane (x across, y up the shirt), cells of SPACING; the front panel is at z = +D, the back

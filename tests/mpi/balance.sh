@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load balancing, migration and contact ghosts that follow the pieces (docs/architecture.md, "Load balancing"
+# Load balancing, migration and contact ghosts that follow the pieces (docs/models/parallel.md, "Load balancing"
 # and "Contact ghosts"), on scenes/spread_tiles.yaml: a plate cut into 16 tiles bursts while it is thrown
 # across the domain, and the tiles fly apart.  (With a graph partition at start-up, each rank held tiles from all
 # over the plate, and with one box per body and rank the busiest rank held 1024 contact ghosts for 512 owned

@@ -5,7 +5,7 @@
  */
 #include "checkpoint_whole.h"
 
-#include "../../io/checkpoint_impl.h"
+#include "checkpoint_impl.h"
 
 #include "shard/sorted.h"
 

@@ -1,6 +1,6 @@
 /* LCP: dense solvers of the linear complementarity problem of contact forces, for small problems checked exactly.
  *
- * The problem (Baraff 1989; seeds/003-baraff-rigid.md section 2.7): given A (n x n, row-major) and b (n), find f
+ * The problem (Baraff 1989): given A (n x n, row-major) and b (n), find f
  * with
  *     w = A f + b,   f >= 0,   w >= 0,   f_i w_i = 0 for every i.
  * For frictionless contact f_i is the normal force at contact i and w_i the normal relative acceleration (or

@@ -12,7 +12,7 @@
  *            g (sin theta - mu cos theta) within 2 %, at 8 and 16 divisions.
  *   mesh     the incline's kind of cloth falling onto a sphere, given once as a grid and once as an OBJ mesh of
  *            the same vertices and triangles: positions agree within 1e-9 m after 0.05 s, at 8 and 16 divisions.
- *   windows  a corner held still for 0.1 s, lifted at 0.1 m/s until 0.3 s, then let go (the seed's velocity
+ *   windows  a corner held still for 0.1 s, lifted at 0.1 m/s until 0.3 s, then let go (Manén 2010's velocity
  *            constraints over time): it does not move while held, rises by exactly 0.1 m/s x its steps, and
  *            falls after, at 8 and 16 divisions.
  * usage: validation_test_cloth [CASE [K]]: CASE one of the names above, K 0 or 1 the resolution (default: all). */
@@ -209,7 +209,7 @@ static void incline(shard_comm *comm, int k)
 
 /* ---- windows -------------------------------------------------------------------------------------------- */
 
-/* The seed's velocity constraints over time: a corner held still for 0.1 s, then lifted at 0.1 m/s until
+/* Manén 2010's velocity constraints over time: a corner held still for 0.1 s, then lifted at 0.1 m/s until
  * 0.3 s, then let go.  It does not move while held, rises by 0.1 m/s x the steps of the window x dt (to
  * round-off) while lifted, and falls once free. */
 static void windows(shard_comm *comm, int k)

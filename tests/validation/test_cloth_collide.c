@@ -11,7 +11,7 @@
  *           they move 0.05 m each towards the middle, and two box jaws close on its middle from 6 to 3 cm
  *           apart: the cloth winds into a rope pressed onto itself and squeezed between the boxes (closed
  *           to 2 cm, a layered band that cannot fit: impact zones held by both jaws cannot move with both);
- *   shirt   the seed's shirt scene (jobs/scenes/tshirt_on_body.yaml): a T-shirt-like mesh of two sewn panels
+ *   shirt   the shirt scene of Manén 2010 (jobs/scenes/tshirt_on_body.yaml): a T-shirt-like mesh of two sewn panels
  *           dropped onto a rigid block, for 0.4 s (one resolution: one mesh); it must rest on the block;
  * each at two resolutions.  Without the collision stage the drape and the fold intersect (tens to thousands of
  * pairs) and the patch passes through the net.
@@ -267,7 +267,7 @@ static void twist(shard_comm *comm, int k)
     shard_sim_destroy(&sim);
 }
 
-/* The seed's shirt scene (jobs/scenes/tshirt_on_body.yaml, its mesh tshirt.obj) for 0.4 s, at its one
+/* The shirt scene of Manén 2010 (jobs/scenes/tshirt_on_body.yaml, its mesh tshirt.obj) for 0.4 s, at its one
  * resolution: the front panel falls onto the back one and both drape over a rigid block. */
 static void shirt(shard_comm *comm, int k)
 {

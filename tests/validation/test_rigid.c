@@ -4,7 +4,7 @@
  * asserts numbers:
  *   incline   a 0.1 m cube (500 kg/m^3, mu = 0.5) on a plane, gravity turned by theta: at tan theta = 0.9 mu it
  *             stays (< 1 % of a spacing in 1 s after it settles) and the contact's normal force is m g cos theta
- *             within 1 % (the seed's example: not 2 m g cos theta); at tan theta = 1.1 mu it slides with
+ *             within 1 % (Baraff 1989's example: not 2 m g cos theta); at tan theta = 1.1 mu it slides with
  *             a = g (sin theta - mu cos theta) within 2 %;
  *   rebound   a ball (e = 0.8) dropped from h = 0.5 m rises to e^2 h within 2 %;
  *   cradle    five touching-but-for-a-gap balls (e = 1), the first moving: the last leaves with the first's
