@@ -1,5 +1,6 @@
 /* LCP (lcp.h): Lemke's method and projected Gauss-Seidel against closed forms of small contact problems, and
- * against each other on random problems.  Contact problems are built as in Baraff 1989: one rigid body at rest, contact i at r_i from the centre of mass with direction d, Jacobian row
+ * against each other on random problems.  Contact problems are built as in Baraff 1989: one rigid body at rest,
+ * contact i at r_i from the centre of mass with direction d, Jacobian row
  * (d, r_i x d), A = J M^-1 J^T, b = J (g, I^-1 tau) the accelerations of gravity and applied torque.  Checks:
  *   - Baraff's inclined plane: one contact, f = m g cos(theta) (not the feasible 2 m g cos(theta)), w = 0;
  *   - a box on a plane with four corner contacts (A singular): forces sum to m g, accelerations 0, torques balance,
