@@ -2,6 +2,8 @@
  * the contact history. */
 #include "contact.h"
 
+#include "matter_of.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,16 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
     cp->radius = bd->thickness > 0.0 ? 0.5 * bd->thickness : 0.5 * bd->spacing; /* a surface: half its thickness */
     cp->k = m->contact_stiffness > 0.0 ? m->contact_stiffness : m->E * bd->spacing;
     cp->kt = shard_contact_mindlin(m->nu) * cp->k;
-    cp->zeta = m->contact_damping;
-    cp->mu = m->friction;
-    cp->smooth = m->contact_surface == SHARD_SURFACE_SMOOTH && strcmp(bd->kind, "solid") == 0;
+    shard_contact_side side = shard_contact_body_side(sc, b);
+    cp->zeta = side.damping;
+    cp->mu = side.friction;
+    cp->smooth = m->contact_surface == SHARD_SURFACE_SMOOTH && shard_matter_of_has(sc, b, SHARD_MATTER_SMOOTH);
+}
+
+/* The side (friction and damping) a body brings to a contact, from its contact constants. */
+static inline shard_contact_side shard_contact_side_of(const shard_contact_params *cp)
+{
+    return (shard_contact_side){.friction = cp->mu, .damping = cp->zeta};
 }
 
 static inline double shard_contact_dot(const double a[3], const double b[3])
@@ -218,13 +227,12 @@ size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const sh
             double mj = p->mass[j];
             double k = w * (ci->k * cj->k / (ci->k + cj->k)), kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
             double m_eff = w * (mi * mj / (mi + mj)); /* the damping c = 2 zeta sqrt(k m_eff) scales with w too */
-            double zeta = 0.5 * (ci->zeta + cj->zeta);
-            double mu = sqrt(ci->mu * cj->mu);
+            shard_contact_mixed mix = shard_contact_mix(shard_contact_side_of(ci), shard_contact_side_of(cj));
             double xi[3] = {0.0, 0.0, 0.0};
             const double *prev = shard_pairlist_find(&old, p->gid[j]);
             if (prev)
                 memcpy(xi, prev, sizeof xi);
-            if (shard_contact_force(n, delta, vrel, k, kt, m_eff, zeta, mu, dt, xi, f + 3 * i)) {
+            if (shard_contact_force(n, delta, vrel, k, kt, m_eff, mix.damping, mix.friction, dt, xi, f + 3 * i)) {
                 shard_pairlist_push(hist_out, i, p->gid[j], xi);
                 active++;
             }
@@ -257,12 +265,13 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
                               obs[o].velocity[2] - p->v[3 * i + 2]};
             double k = obs[o].stiffness > 0.0 ? obs[o].stiffness : ci->k;
             double kt = ci->kt / ci->k * k; /* the particle's Mindlin ratio */
+            shard_contact_mixed mix =
+                shard_contact_mix(shard_contact_side_of(ci), shard_contact_obstacle_side(&obs[o]));
             double xi[3] = {0.0, 0.0, 0.0};
             const double *prev = shard_pairlist_find(&old, o);
             if (prev)
                 memcpy(xi, prev, sizeof xi);
-            if (shard_contact_force(m, delta, vrel, k, kt, p->mass[i], obs[o].damping, obs[o].friction, dt, xi,
-                                    f + 3 * i)) {
+            if (shard_contact_force(m, delta, vrel, k, kt, p->mass[i], mix.damping, mix.friction, dt, xi, f + 3 * i)) {
                 shard_pairlist_push(hist_out, i, o, xi);
                 active++;
             }
