@@ -65,7 +65,6 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
                               bd->shape.divisions[0], bd->shape.divisions[1]);
     }
     shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
-    ((shard_cloth_params *)state)->friction = m->friction;
     return 0;
 }
 
@@ -107,7 +106,7 @@ static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
     return 1.01 * r; /* bonds are strictly shorter than the radius */
 }
 
-/* Cloth collisions (matter_cloth_collide.c) pair a point or an edge with an element within 1.5 times the
+/* Cloth collisions (cloth_collide_stage.c) pair a point or an edge with an element within 1.5 times the
  * thickness (a particle of another kind: its radius and half the thickness), whose far vertex is at most an
  * element's span from its near one: every particle within that plus two spans of an owned vertex must be at
  * hand. */
