@@ -120,8 +120,9 @@ size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_
                            const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out,
                            size_t *n, size_t *cap);
 
-/* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with threshold vthr, speculative, position correction
- * beta over dt beyond slop), and the warm start from mem (NULL: none).  b is NULL for an obstacle, whose
+/* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with
+ * threshold vthr, speculative, position correction beta over dt beyond slop), and the warm start from mem
+ * (NULL: none).  b is NULL for an obstacle, whose
  * velocity at the point is vb_obst. Local. */
 void shard_rigid_contact_setup(shard_rigid_contact *c, const shard_rigid_body *a, const shard_rigid_body *b,
                                const double vb_obst[3], double e, double mu, double dt, double vthr, double beta,
