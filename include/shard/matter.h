@@ -178,6 +178,7 @@ enum {
     SHARD_MATTER_SLAVED = 1u << 0,      /* the module sets its particles' x and v (advance, settle) */
     SHARD_MATTER_OWN_CONTACT = 1u << 1, /* it resolves contacts among its bodies and with obstacles */
     SHARD_MATTER_SURFACE = 1u << 2,     /* its bodies are surfaces (shape `grid`, with a thickness), and only its */
+    SHARD_MATTER_SMOOTH = 1u << 3,      /* its bonds give surface normals: smooth contact applies (contact.h) */
 };
 
 typedef struct shard_matter {

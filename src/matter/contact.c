@@ -2,6 +2,8 @@
  * the contact history. */
 #include "contact.h"
 
+#include "matter_of.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +19,16 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
     cp->radius = bd->thickness > 0.0 ? 0.5 * bd->thickness : 0.5 * bd->spacing; /* a surface: half its thickness */
     cp->k = m->contact_stiffness > 0.0 ? m->contact_stiffness : m->E * bd->spacing;
     cp->kt = shard_contact_mindlin(m->nu) * cp->k;
-    cp->zeta = m->contact_damping;
-    cp->mu = m->friction;
-    cp->smooth = m->contact_surface == SHARD_SURFACE_SMOOTH && strcmp(bd->kind, "solid") == 0;
+    shard_contact_side side = shard_contact_body_side(sc, b);
+    cp->zeta = side.damping;
+    cp->mu = side.friction;
+    cp->smooth = m->contact_surface == SHARD_SURFACE_SMOOTH && shard_matter_of_has(sc, b, SHARD_MATTER_SMOOTH);
+}
+
+/* The side (friction and damping) a body brings to a contact, from its contact constants. */
+static inline shard_contact_side shard_contact_side_of(const shard_contact_params *cp)
+{
+    return (shard_contact_side){.friction = cp->mu, .damping = cp->zeta};
 }
 
 static inline double shard_contact_dot(const double a[3], const double b[3])
@@ -179,7 +188,8 @@ static inline double shard_contact_reach(const shard_particles *p, const shard_c
         return rr;
     if (!broken[*b])
         return -1.0;
-    double d0 = p->X[3 * j] - p->X[3 * i], d1 = p->X[3 * j + 1] - p->X[3 * i + 1], d2 = p->X[3 * j + 2] - p->X[3 * i + 2];
+    double d0 = p->X[3 * j] - p->X[3 * i], d1 = p->X[3 * j + 1] - p->X[3 * i + 1];
+    double d2 = p->X[3 * j + 2] - p->X[3 * i + 2];
     double r2 = d0 * d0 + d1 * d1 + d2 * d2;
     return r2 < rr * rr ? sqrt(r2) : rr;
 }
@@ -190,11 +200,49 @@ static inline int shard_contact_own_pair(const uint8_t *own, const shard_particl
     return own && own[p->body[i]] && own[p->body[j]];
 }
 
+/* What the force and the energy loops over the particle pairs share: their inputs, and one candidate's contact. */
+typedef struct shard_contact_scan {
+    const shard_particles *p;
+    const double *nrm;
+    const shard_csr *bonds;
+    const uint8_t *broken;
+    const shard_contact_params *cp;
+    const uint8_t *own;
+} shard_contact_scan;
+
+typedef struct shard_contact_touch {
+    const shard_contact_params *cj; /* the partner's contact constants */
+    double w;                       /* the pair's weight (contact.h) */
+    double n[3], delta;             /* unit normal towards the partner, overlap */
+    double k, kt;                   /* normal and tangential stiffness, times the weight */
+} shard_contact_touch;
+
+/* Whether owned particle i touches candidate j (bonds of i walked by *bc alongside the candidates,
+ * shard_contact_reach), and if so the contact in *t. */
+static inline int shard_contact_touches(const shard_contact_scan *s, size_t i, size_t j, int64_t *bc,
+                                        shard_contact_touch *t)
+{
+    const shard_particles *p = s->p;
+    if (shard_contact_own_pair(s->own, p, i, j))
+        return 0;
+    const shard_contact_params *ci = &s->cp[p->body[i]], *cj = &s->cp[p->body[j]];
+    double rr = shard_contact_reach(p, s->bonds, s->broken, i, j, bc, ci->radius + cj->radius);
+    if (rr < 0.0)
+        return 0;
+    double w = shard_contact_geometry(p, s->nrm, ci, cj, i, j, rr, t->n, &t->delta);
+    if (!(w > 0.0))
+        return 0;
+    t->cj = cj, t->w = w;
+    t->k = w * (ci->k * cj->k / (ci->k + cj->k)), t->kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
+    return 1;
+}
+
 size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand,
                            const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
                            const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
+    const shard_contact_scan scan = {p, nrm, bonds, broken, cp, own};
     size_t active = 0;
     shard_pairlist_reset(hist_out, p->n_owned);
     for (size_t i = 0; i < p->n_owned; i++) {
@@ -205,26 +253,19 @@ size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const sh
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
-            if (shard_contact_own_pair(own, p, i, j))
-                continue;
-            const shard_contact_params *cj = &cp[p->body[j]];
-            double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
-            if (rr < 0.0)
-                continue;
-            double n[3], delta, w = shard_contact_geometry(p, nrm, ci, cj, i, j, rr, n, &delta);
-            if (!(w > 0.0))
+            shard_contact_touch t;
+            if (!shard_contact_touches(&scan, i, j, &bc, &t))
                 continue;
             double vrel[3] = {p->v[3 * j] - vi[0], p->v[3 * j + 1] - vi[1], p->v[3 * j + 2] - vi[2]};
             double mj = p->mass[j];
-            double k = w * (ci->k * cj->k / (ci->k + cj->k)), kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
-            double m_eff = w * (mi * mj / (mi + mj)); /* the damping c = 2 zeta sqrt(k m_eff) scales with w too */
-            double zeta = 0.5 * (ci->zeta + cj->zeta);
-            double mu = sqrt(ci->mu * cj->mu);
+            double m_eff = t.w * (mi * mj / (mi + mj)); /* the damping c = 2 zeta sqrt(k m_eff) scales with w too */
+            shard_contact_mixed mix = shard_contact_mix(shard_contact_side_of(ci), shard_contact_side_of(t.cj));
             double xi[3] = {0.0, 0.0, 0.0};
             const double *prev = shard_pairlist_find(&old, p->gid[j]);
             if (prev)
                 memcpy(xi, prev, sizeof xi);
-            if (shard_contact_force(n, delta, vrel, k, kt, m_eff, zeta, mu, dt, xi, f + 3 * i)) {
+            if (shard_contact_force(t.n, t.delta, vrel, t.k, t.kt, m_eff, mix.damping, mix.friction, dt, xi,
+                                    f + 3 * i)) {
                 shard_pairlist_push(hist_out, i, p->gid[j], xi);
                 active++;
             }
@@ -257,12 +298,13 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
                               obs[o].velocity[2] - p->v[3 * i + 2]};
             double k = obs[o].stiffness > 0.0 ? obs[o].stiffness : ci->k;
             double kt = ci->kt / ci->k * k; /* the particle's Mindlin ratio */
+            shard_contact_mixed mix =
+                shard_contact_mix(shard_contact_side_of(ci), shard_contact_obstacle_side(&obs[o]));
             double xi[3] = {0.0, 0.0, 0.0};
             const double *prev = shard_pairlist_find(&old, o);
             if (prev)
                 memcpy(xi, prev, sizeof xi);
-            if (shard_contact_force(m, delta, vrel, k, kt, p->mass[i], obs[o].damping, obs[o].friction, dt, xi,
-                                    f + 3 * i)) {
+            if (shard_contact_force(m, delta, vrel, k, kt, p->mass[i], mix.damping, mix.friction, dt, xi, f + 3 * i)) {
                 shard_pairlist_push(hist_out, i, o, xi);
                 active++;
             }
@@ -286,24 +328,17 @@ void shard_contact_pairs_energy(const shard_particles *p, const double *nrm, con
                                 const uint8_t *own,
                                 const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
 {
+    const shard_contact_scan scan = {p, nrm, bonds, broken, cp, own};
     for (size_t i = 0; i < p->n_owned; i++) {
-        const shard_contact_params *ci = &cp[p->body[i]];
         shard_pairlist_cursor row = shard_pairlist_row(hist, i);
         int64_t bc = bonds ? bonds->start[i] : 0;
         for (int64_t c = cand->start[i]; c < cand->start[i + 1]; c++) {
             size_t j = (size_t)cand->idx[c];
-            if (shard_contact_own_pair(own, p, i, j))
+            shard_contact_touch t;
+            if (!shard_contact_touches(&scan, i, j, &bc, &t))
                 continue;
-            const shard_contact_params *cj = &cp[p->body[j]];
-            double rr = shard_contact_reach(p, bonds, broken, i, j, &bc, ci->radius + cj->radius);
-            if (rr < 0.0)
-                continue;
-            double n[3], delta, w = shard_contact_geometry(p, nrm, ci, cj, i, j, rr, n, &delta);
-            if (!(w > 0.0))
-                continue;
-            double k = w * (ci->k * cj->k / (ci->k + cj->k)), kt = w * (ci->kt * cj->kt / (ci->kt + cj->kt));
             /* each side holds half of the pair's energy */
-            add(acc, shard_contact_spring_energy(k, delta, kt, shard_pairlist_find(&row, p->gid[j]), 0.5));
+            add(acc, shard_contact_spring_energy(t.k, t.delta, t.kt, shard_pairlist_find(&row, p->gid[j]), 0.5));
         }
     }
 }

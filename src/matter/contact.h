@@ -47,6 +47,8 @@
 #include "shard/particles.h"
 #include "shard/scene.h"
 
+#include <math.h>
+
 typedef struct shard_contact_params { /* per body */
     double radius;    /* m: half the spacing */
     double k;         /* N/m, normal */
@@ -55,6 +57,46 @@ typedef struct shard_contact_params { /* per body */
     double mu;        /* friction coefficient */
     int smooth;       /* 1: a solid whose material has contact.surface: smooth (pairs of two such bodies) */
 } shard_contact_params;
+
+/* The contact rule of every kind: what two sides of a contact bring to it and what the contact takes.  A side is
+ * a body (its material's friction, restitution and contact damping) or an obstacle (its own).  Two bodies touch
+ * with the geometric mean of their friction coefficients, mu = sqrt(mu_a mu_b), the larger restitution,
+ * e = max(e_a, e_b), and the mean damping fraction, zeta = (zeta_a + zeta_b) / 2; a body touches an obstacle
+ * with the obstacle's friction and damping and the larger restitution.  The solids' penalty contact (this
+ * file), the rigid bodies' impulses (rigid/rigid.h) and the cloth's collisions (cloth/cloth_collide.h) all mix
+ * through shard_contact_mix, each taking what its model uses. */
+typedef struct shard_contact_side {
+    double friction;    /* Coulomb coefficient */
+    double restitution; /* coefficient of restitution */
+    double damping;     /* fraction of critical damping */
+    int obstacle;       /* 1: an obstacle, whose friction and damping are the contact's */
+} shard_contact_side;
+
+typedef struct shard_contact_mixed {
+    double friction, restitution, damping;
+} shard_contact_mixed;
+
+/* Body b's side: its material's. Local. */
+static inline shard_contact_side shard_contact_body_side(const shard_scene *sc, int b)
+{
+    const shard_material *m = &sc->materials[sc->bodies[b].material];
+    return (shard_contact_side){m->friction, m->restitution, m->contact_damping, 0};
+}
+
+/* An obstacle's side. Local. */
+static inline shard_contact_side shard_contact_obstacle_side(const shard_obstacle_def *o)
+{
+    return (shard_contact_side){o->friction, o->restitution, o->damping, 1};
+}
+
+/* The contact of side a (a body) with side b (a body or an obstacle). Local. */
+static inline shard_contact_mixed shard_contact_mix(shard_contact_side a, shard_contact_side b)
+{
+    double e = fmax(a.restitution, b.restitution);
+    if (b.obstacle)
+        return (shard_contact_mixed){b.friction, e, b.damping};
+    return (shard_contact_mixed){sqrt(a.friction * b.friction), e, 0.5 * (a.damping + b.damping)};
+}
 
 /* Candidates of a smooth body reach this many times its contact radius. */
 #define SHARD_CONTACT_SMOOTH_REACH 2.2360679774997896964

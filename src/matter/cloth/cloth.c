@@ -2,6 +2,7 @@
 #include "cloth/cloth.h"
 
 #include "shard/sample.h"
+#include "shard/sorted.h"
 
 #include "shard/base.h"
 
@@ -122,17 +123,11 @@ static int64_t shard_cloth_edge_hinge(const shard_cloth_params *cp, int64_t p, i
     return -1;
 }
 
-static int shard_cloth_cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sorts ids[0..n) and drops repeats; the new count. */
 static int shard_cloth_unique(int64_t *ids, int n)
 {
     for (int a = 1; a < n; a++) /* insertion sort: n <= 18 */
-        for (int b = a; b > 0 && shard_cloth_cmp_i64(&ids[b - 1], &ids[b]) > 0; b--) {
+        for (int b = a; b > 0 && shard_sorted_cmp_i64(&ids[b - 1], &ids[b]) > 0; b--) {
             int64_t s = ids[b];
             ids[b] = ids[b - 1], ids[b - 1] = s;
         }

@@ -73,7 +73,6 @@ typedef struct shard_cloth_params {
     shard_shape grid;
     shard_cloth_mesh *mesh;     /* a mesh (owned by the module's body state), or NULL for a grid */
     int max_tri, max_hinge;     /* the most triangles / hinges of one vertex (a grid: 6, 12) */
-    double friction;            /* the material's Coulomb coefficient (cloth collisions) */
 } shard_cloth_params;
 
 /* The constants of a body (E, nu, density, thickness t, bending stiffness D < 0: the plate's, damping time), on

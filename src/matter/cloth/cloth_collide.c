@@ -122,7 +122,7 @@ int shard_cc_pt_near(const double *x0, const double *x1, const double *x2, const
     double dist = cc_dot(r, n);
     if (fabs(dist) >= h)
         return 0;
-    /* barycentric weights of the projection (the seed's eq. 2.28-2.32, here relative to x1) */
+    /* barycentric weights of the projection (here relative to x1) */
     double d11 = cc_dot(e1, e1), d12 = cc_dot(e1, e2), d22 = cc_dot(e2, e2), r1 = cc_dot(e1, r), r2 = cc_dot(e2, r);
     double det = d11 * d22 - d12 * d12;
     double w2 = (d22 * r1 - d12 * r2) / det, w3 = (d11 * r2 - d12 * r1) / det, w1 = 1.0 - w2 - w3;

@@ -10,7 +10,7 @@
  *   edge-edge       vertices 0, 1 the first edge (c = 1 - a, a), 2, 3 the second (c = -(1 - b), -b).
  * An impulse of magnitude I along a direction e changes each vertex's velocity by c_k (1/m_k) I e, which
  * changes the relative velocity by (sum c_k^2 / m_k) I e and conserves momentum (the weights of each side sum
- * to one); vertices of infinite mass (pinned or prescribed) have 1/m = 0 (the seed's eq. 2.80-2.85). */
+ * to one); vertices of infinite mass (pinned or prescribed) have 1/m = 0. */
 #ifndef SHARD_CLOTH_COLLIDE_H
 #define SHARD_CLOTH_COLLIDE_H
 
@@ -43,9 +43,10 @@ int shard_cc_ee_near(const double *x0, const double *x1, const double *x2, const
 /* ---- continuous collision detection over one step ----
  * Positions x[k] at the start and velocities v[k] (straight paths x + t v, t in [0, T]).  Returns 1 and the
  * stencil at the earliest time t in [0, T] at which the four points are coplanar (a root of the cubic
- * (x10(t) x x20(t)) . x30(t), the seed's eq. 2.50) and the point lies in the triangle / the segments cross,
- * within the distance tol; 0 when they never meet.  The normal is oriented from B to A as the two sides stood
- * at the start of the step (or, when they started in one plane, against their relative velocity).
+ * (x10(t) x x20(t)) . x30(t), as in Bridson, Fedkiw & Anderson 2002) and the point lies in the triangle / the
+ * segments cross, within the distance tol; 0 when they never meet.  The normal is oriented from B to A as the
+ * two sides stood at the start of the step (or, when they started in one plane, against their relative
+ * velocity).
  * Round-off (docs/architecture.md, "Cloth collisions"): the cubic is split at the roots of its derivative,
  * every piece whose ends differ in sign is bisected to the last bit, and any piece end where |p| is within a
  * rounding bound of zero (a tangency, or four points moving in one plane) is a candidate too; a candidate is

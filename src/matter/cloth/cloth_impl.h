@@ -1,10 +1,12 @@
-/* Private to the cloth module (cloth_module.c, cloth_collide_stage.c): its state on one rank. */
+/* Private to the cloth module (cloth_module.c and its collision stage, cloth_collide_stage.h): its state on one
+ * rank. */
 #ifndef SHARD_MATTER_CLOTH_IMPL_H
 #define SHARD_MATTER_CLOTH_IMPL_H
 
 #include "cloth/cloth.h"
 #include "cloth/cloth_collide.h"
 #include "shard/matter.h"
+#include "shard/sorted.h"
 
 /* The module's block rows: the collision stage's force on each vertex over the last step (N; state, so it
  * travels with its particle and is in checkpoints: output after a restart is the same). */
@@ -22,17 +24,15 @@ typedef struct shard_cloth_hinge_el {
     shard_cloth_hinge_rest rest;
 } shard_cloth_hinge_el;
 
-struct cc_map;
-struct cc_pair;
-struct cc_rec;
+struct shard_cc_pair;
+struct shard_cc_rec;
 
-/* The collision stage's elements and scratch (matter_cloth_collide.c). */
+/* The collision stage's elements and scratch (cloth_collide_stage.h). */
 typedef struct shard_cloth_collide {
     /* the local particles the elements were built for */
     int64_t *seen;
     size_t n_seen, owned_seen, cap_seen;
-    struct cc_map *map;         /* the local cloth vertices by global id */
-    size_t n_map, cap_map;
+    shard_gidmap map;           /* the local cloth vertices by global id */
     int32_t *tri, *edge;        /* local triangles (3 local indices) and edges (2, the smaller global id first) */
     size_t n_tri, cap_tri, n_edge, cap_edge;
     int32_t *vlist;             /* the points: the cloth vertices (map order), then particles of other kinds near */
@@ -55,9 +55,9 @@ typedef struct shard_cloth_collide {
     size_t cap_dv;
     long inv_step;              /* the step they were set for, + 1 (0: none) */
     size_t cap_inv;
-    struct cc_pair *pairs;
+    struct shard_cc_pair *pairs;
     size_t n_pairs, cap_pairs;
-    struct cc_rec *rec;
+    struct shard_cc_rec *rec;
     size_t n_rec, cap_rec;
     int64_t *hit;               /* this pass's colliding pairs, 4 global ids each */
     size_t n_hit, cap_hit;

@@ -65,7 +65,6 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
                               bd->shape.divisions[0], bd->shape.divisions[1]);
     }
     shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
-    ((shard_cloth_params *)state)->friction = m->friction;
     return 0;
 }
 
@@ -107,7 +106,7 @@ static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
     return 1.01 * r; /* bonds are strictly shorter than the radius */
 }
 
-/* Cloth collisions (matter_cloth_collide.c) pair a point or an edge with an element within 1.5 times the
+/* Cloth collisions (cloth_collide_stage.c) pair a point or an edge with an element within 1.5 times the
  * thickness (a particle of another kind: its radius and half the thickness), whose far vertex is at most an
  * element's span from its near one: every particle within that plus two spans of an owned vertex must be at
  * hand. */
@@ -201,8 +200,10 @@ static void shard_matter_cloth_prepare(const shard_matter_ctx *c)
     const shard_particles *p = ph->p;
     const shard_block *blk = c->block;
     size_t cap_t = 1, cap_h = 1, nt = 0, nh = 0;
-    for (size_t i = blk->first; i < blk->first + blk->n_owned; i++)
-        cap_t += (size_t)shard_cloth_body(c, p->body[i])->max_tri, cap_h += (size_t)shard_cloth_body(c, p->body[i])->max_hinge;
+    for (size_t i = blk->first; i < blk->first + blk->n_owned; i++) {
+        cap_t += (size_t)shard_cloth_body(c, p->body[i])->max_tri;
+        cap_h += (size_t)shard_cloth_body(c, p->body[i])->max_hinge;
+    }
     shard_cloth_key *tk = shard_malloc(cap_t * sizeof *tk), *hk = shard_malloc(cap_h * sizeof *hk);
     for (size_t i = blk->first; i < blk->first + blk->n_owned; i++) {
         int32_t b = p->body[i];
@@ -342,8 +343,9 @@ static void shard_matter_cloth_describe(const shard_scene *sc, int b, char *buf,
 {
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    double D = bd->bending >= 0.0 ? bd->bending
-                                  : m->E * bd->thickness * bd->thickness * bd->thickness / (12.0 * (1.0 - m->nu * m->nu));
+    double D = bd->bending >= 0.0
+                   ? bd->bending
+                   : m->E * bd->thickness * bd->thickness * bd->thickness / (12.0 * (1.0 - m->nu * m->nu));
     char what[64];
     if (bd->shape.kind == SHARD_SHAPE_GRID)
         snprintf(what, sizeof what, "%ld x %ld cells", bd->shape.divisions[0], bd->shape.divisions[1]);

@@ -1,10 +1,11 @@
-/* Rigid: bodies that move as wholes, with non-penetrating contact (Baraff 1989, seeds/003-baraff-rigid.md), the
- * physics of the kind `rigid` (rigid_module.c is the module; this file knows nothing about ranks).
+/* Rigid: bodies that move as wholes, with non-penetrating contact (Baraff 1989, "Analytical methods for dynamic
+ * simulation of non-penetrating rigid bodies", SIGGRAPH), the physics of the kind `rigid` (rigid_module.c is the
+ * module, rigid_contact.c its contact solver over the ranks; this file knows nothing about ranks).
  *
  * A rigid body has its exact mass, centre of mass and inertia (massprops.h: primitives analytically, closed
  * meshes by the divergence theorem); its body frame is its principal frame, and its state is the centre of mass
  * x, the orientation q (unit quaternion, body to world), the momentum P = M v and the angular momentum L, all in
- * the world frame (§2.2).  Its particles (sampled like a solid's, kept for output, for contact with deformable
+ * the world frame.  Its particles (sampled like a solid's, kept for output, for contact with deformable
  * matter and for fracture later) ride along: x_i = x + R(q) r_i, v_i = v + w x (x_i - x), with r_i fixed in the
  * body frame.
  *
@@ -14,9 +15,9 @@
  *   2. contacts at the current positions, among rigid bodies and with obstacles, as points with a normal, a
  *      depth and a stable feature id (collide.h, or through surface particles for shapes without an exact pair);
  *   3. impulses at the velocity level for all contacts at once: the discrete form of Baraff's complementarity
- *      (§2.7: f >= 0, separation acceleration >= 0, f . a = 0 becomes lambda >= 0, v_n+ >= target,
+ *      (f >= 0, separation acceleration >= 0, f . a = 0 becomes lambda >= 0, v_n+ >= target,
  *      lambda (v_n+ - target) = 0; Stewart & Trinkle 1996, Anitescu & Potra 1997), with target = -e v_n- for a
- *      collision (approach faster than rigid.restitution_threshold: Newton's restitution, §2.9), 0 for a resting
+ *      collision (approach faster than rigid.restitution_threshold: Newton's restitution), 0 for a resting
  *      contact and -gap/dt for a speculative one (found within rigid.margin, not yet touching), and Coulomb
  *      friction on the exact cone |lambda_t| <= mu lambda_n; a resting contact's force is lambda / dt;
  *   4. split-impulse position correction: pseudo-velocities that remove rigid.position_correction of each
@@ -25,9 +26,9 @@
  *      (rotation.h: exact rotations about the principal axes, symplectic, |L| kept exactly: the gyroscopic term
  *      is in it);
  *   6. after the force evaluation: F, tau summed exactly over the particles (xsum), second half kick.
- * The module (rigid_module.c) sweeps these kernels as projected Gauss-Seidel over a colouring of the body
- * pairs computed from their keys, so that no result depends on which rank visits a contact; the impulses of the
- * last step start the next one (warm start, by contact key).
+ * The module's contact solver (rigid_contact.c) sweeps these kernels as projected Gauss-Seidel over a colouring
+ * of the body pairs computed from their keys, so that no result depends on which rank visits a contact; the
+ * impulses of the last step start the next one (warm start, by contact key).
  */
 #ifndef SHARD_RIGID_H
 #define SHARD_RIGID_H
@@ -119,8 +120,9 @@ size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_
                            const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out,
                            size_t *n, size_t *cap);
 
-/* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with threshold vthr, speculative, position correction
- * beta over dt beyond slop), and the warm start from mem (NULL: none).  b is NULL for an obstacle, whose
+/* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with
+ * threshold vthr, speculative, position correction beta over dt beyond slop), and the warm start from mem
+ * (NULL: none).  b is NULL for an obstacle, whose
  * velocity at the point is vb_obst. Local. */
 void shard_rigid_contact_setup(shard_rigid_contact *c, const shard_rigid_body *a, const shard_rigid_body *b,
                                const double vb_obst[3], double e, double mu, double dt, double vthr, double beta,

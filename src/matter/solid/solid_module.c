@@ -5,12 +5,12 @@
  * h = support x spacing. */
 #include "shard/matter.h"
 
+#include "matter_of.h"
 #include "shard/sample.h"
 #include "solid/solid.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 static const shard_field_desc shard_matter_solid_rows[] = {SHARD_SOLID_FIELDS(SHARD_BLOCK_ROW)};
 
@@ -120,6 +120,14 @@ static size_t shard_matter_solid_inverted(const shard_matter_ctx *c, size_t *fir
     return shard_solid_inverted(c->ph->p, c->ph->bonds, c->bodies, &a, first);
 }
 
+extern const shard_matter shard_matter_solid;
+
+/* Whether body b is a solid: its kind names this module's row of the matter table. */
+static int shard_matter_solid_mine(const shard_scene *sc, int b)
+{
+    return shard_matter_of(sc, b) == &shard_matter_solid;
+}
+
 static int shard_matter_solid_breakable(const shard_scene *sc, int b)
 {
     return sc->materials[sc->bodies[b].material].fracture.criterion != SHARD_FRACTURE_NONE;
@@ -129,7 +137,7 @@ static int shard_matter_solid_breakable(const shard_scene *sc, int b)
 static int shard_matter_solid_break_row(const shard_scene *sc)
 {
     for (int b = 0; b < sc->n_bodies; b++)
-        if (strcmp(sc->bodies[b].kind, "solid") == 0 &&
+        if (shard_matter_solid_mine(sc, b) &&
             sc->materials[sc->bodies[b].material].fracture.criterion == SHARD_FRACTURE_RANKINE)
             return SHARD_SOLID_SIGMA;
     return -1;
@@ -159,7 +167,7 @@ static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t
 static int shard_matter_solid_sync_row(const shard_scene *sc)
 {
     for (int b = 0; b < sc->n_bodies; b++)
-        if (strcmp(sc->bodies[b].kind, "solid") == 0 && shard_matter_solid_breakable(sc, b))
+        if (shard_matter_solid_mine(sc, b) && shard_matter_solid_breakable(sc, b))
             return SHARD_SOLID_SCALE;
     return -1;
 }
@@ -219,4 +227,5 @@ const shard_matter shard_matter_solid = {
     .rebond = shard_matter_solid_rebond,
     .sync_row = shard_matter_solid_sync_row,
     .synced = shard_matter_solid_synced,
+    .flags = SHARD_MATTER_SMOOTH,
 };
