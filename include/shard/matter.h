@@ -177,7 +177,8 @@ typedef struct shard_frame {
 enum {
     SHARD_MATTER_SLAVED = 1u << 0,      /* the module sets its particles' x and v (advance, settle) */
     SHARD_MATTER_OWN_CONTACT = 1u << 1, /* it resolves contacts among its bodies and with obstacles */
-    SHARD_MATTER_SURFACE = 1u << 2,     /* its bodies are surfaces (shape `grid`, with a thickness), and only its */
+    SHARD_MATTER_SURFACE = 1u << 2,     /* its bodies are surfaces (a `grid`, or a `mesh` with a thickness), and
+                                         * only its bodies are (the driver checks both ways) */
     SHARD_MATTER_SMOOTH = 1u << 3,      /* its bonds give surface normals: smooth contact applies (contact.h) */
 };
 
@@ -289,5 +290,12 @@ const shard_matter *const *shard_matter_table(int *n);
 
 /* The row of `kind` in a table, or -1. Local. */
 int shard_matter_find(const shard_matter *const *table, int n, const char *kind);
+
+/* For code that sees the scene but not the driver's choice of module per body (the common force terms, hooks that
+ * take the scene only): the row of this build's table that body b's kind names, or NULL (a kind of a test's own
+ * table); and whether that row has all of `flags` (SHARD_MATTER_*).  A body's kind is tested by its module's row
+ * and flags, never by the kind's name. Local. */
+const shard_matter *shard_matter_of(const shard_scene *sc, int b);
+int shard_matter_of_has(const shard_scene *sc, int b, unsigned flags);
 
 #endif

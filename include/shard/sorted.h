@@ -18,6 +18,9 @@ size_t shard_sorted_lower_i64_at(const void *base, size_t n, size_t stride, size
 /* The index of key in a[0..n) ascending, or -1 when it is absent. */
 int64_t shard_sorted_find_i64(const int64_t *a, size_t n, int64_t key);
 int shard_sorted_find_int(const int *a, size_t n, int key);
+/* The same through an index: the k in [0, n) with key[idx[k]] == want, for idx[] ascending by key[] (a CSR row of
+ * local indices sorted by partner global id), or -1. */
+int64_t shard_sorted_find_i64_via(const int64_t *key, const int32_t *idx, size_t n, int64_t want);
 
 /* Ascending comparators for qsort and bsearch. */
 int shard_sorted_cmp_i64(const void *a, const void *b);

@@ -46,6 +46,19 @@ int64_t shard_sorted_find_i64(const int64_t *a, size_t n, int64_t key)
     return i < n && a[i] == key ? (int64_t)i : -1;
 }
 
+int64_t shard_sorted_find_i64_via(const int64_t *key, const int32_t *idx, size_t n, int64_t want)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (key[idx[mid]] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && key[idx[lo]] == want ? (int64_t)lo : -1;
+}
+
 int shard_sorted_find_int(const int *a, size_t n, int key)
 {
     size_t i = shard_sorted_lower_int(a, n, key);

@@ -2,7 +2,8 @@
  * the contact history. */
 #include "contact.h"
 
-#include "matter_of.h"
+
+#include "shard/matter.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -27,3 +27,17 @@ int shard_matter_find(const shard_matter *const *table, int n, const char *kind)
             return k;
     return -1;
 }
+
+const shard_matter *shard_matter_of(const shard_scene *sc, int b)
+{
+    int n;
+    const shard_matter *const *table = shard_matter_table(&n);
+    int k = shard_matter_find(table, n, sc->bodies[b].kind);
+    return k >= 0 ? table[k] : NULL;
+}
+
+int shard_matter_of_has(const shard_scene *sc, int b, unsigned flags)
+{
+    const shard_matter *m = shard_matter_of(sc, b);
+    return m && (m->flags & flags) == flags;
+}

@@ -114,8 +114,6 @@ static void build(world *W, double mu, double slide)
     W->ground.kind = SHARD_OBSTACLE_PLANE;
     W->ground.normal[2] = 1;
     W->ground.friction = mu;
-    for (int k = 0; k < NB; k++)
-        W->body[k].friction = mu;
     /* the pairs in key order: (0, 1), (0, 2), (0, ground) */
     double margin = 0.5 * 0.025;
     shard_rigid_collide(&W->body[0], 0, &W->body[1], 1, NULL, 0.0, margin, &W->c, &W->n, &W->cap);

@@ -35,6 +35,11 @@ int main(void)
             SHARD_ENSURE(shard_sorted_find_int(c, n, (int)key) == (lo < up ? (int)lo : -1));
         }
     }
+    int64_t key[5] = {50, 10, 40, 20, 30};
+    int32_t via[5] = {1, 3, 4, 2, 0}; /* keys 10 20 30 40 50 */
+    for (int k = 0; k < 5; k++)
+        SHARD_ENSURE(shard_sorted_find_i64_via(key, via, 5, key[via[k]]) == k);
+    SHARD_ENSURE(shard_sorted_find_i64_via(key, via, 5, 35) == -1 && shard_sorted_find_i64_via(key, via, 0, 10) == -1);
     int64_t p[4][2] = {{3, 1}, {1, 9}, {3, 0}, {1, 2}};
     qsort(p, 4, sizeof p[0], shard_sorted_cmp_i64_pair);
     SHARD_ENSURE(p[0][0] == 1 && p[0][1] == 2 && p[1][1] == 9 && p[2][0] == 3 && p[2][1] == 0 && p[3][1] == 1);

@@ -14,6 +14,7 @@
 #include "shard/mesh.h"
 
 #include "cloth/cloth_impl.h"
+#include "shard/sorted.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -135,18 +136,10 @@ static int32_t shard_matter_cloth_find(const shard_phys *ph, size_t i, int64_t g
     const shard_particles *p = ph->p;
     if (p->gid[i] == g)
         return (int32_t)i;
-    int64_t lo = ph->ref_bonds->start[i], hi = ph->ref_bonds->start[i + 1];
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        int64_t gm = p->gid[ph->ref_bonds->idx[mid]];
-        if (gm == g)
-            return ph->ref_bonds->idx[mid];
-        if (gm < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    int64_t s = ph->ref_bonds->start[i];
+    const int32_t *row = ph->ref_bonds->idx + s;
+    int64_t k = shard_sorted_find_i64_via(p->gid, row, (size_t)(ph->ref_bonds->start[i + 1] - s), g);
+    return k >= 0 ? row[k] : -1;
 }
 
 typedef struct shard_cloth_key {

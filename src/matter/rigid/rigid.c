@@ -252,12 +252,9 @@ static void shard_rigid_body_start(shard_rigid_body *rb, const shard_body_def *b
 int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, shard_error *err)
 {
     const shard_body_def *bd = &sc->bodies[b];
-    const shard_material *m = &sc->materials[bd->material];
     memset(rb, 0, sizeof *rb);
     rb->rigid = 1;
     rb->kinematic = bd->motion == SHARD_MOTION_KINEMATIC;
-    rb->restitution = m->restitution;
-    rb->friction = m->friction;
     rb->spacing = bd->spacing;
     shard_massprops mp;
     double centre[3] = {0, 0, 0}, axis[3] = {0, 0, 1};

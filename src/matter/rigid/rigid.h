@@ -49,7 +49,7 @@ typedef struct shard_rigid_body {
     double mass, inv_mass;      /* kg; inv_mass 0 for a kinematic body */
     double inertia[3];          /* principal moments, kg m^2 */
     double inv_inertia[3];      /* 0 for a kinematic body */
-    double restitution, friction, spacing;
+    double spacing;
     double bound;               /* radius of a sphere about the centre of mass holding the shape, m */
     double x0[3], q0[4];        /* the pose of the rest positions (the particles' X): r_i = R(q0)^T (X_i - x0) */
     double *surf;               /* SHARD_RIGID_PARTICLES: the surface particles' body-frame positions (3 n_surf) */

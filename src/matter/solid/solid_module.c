@@ -5,7 +5,6 @@
  * h = support x spacing. */
 #include "shard/matter.h"
 
-#include "matter_of.h"
 #include "shard/sample.h"
 #include "solid/solid.h"
 
