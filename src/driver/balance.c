@@ -2,7 +2,10 @@
  * sim_impl.h, docs/architecture.md "Load balancing" and docs/scenes.md `balance`). */
 #include "sim_impl.h"
 
+#include "shard/sorted.h"
+
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,27 +79,11 @@ static double shard_sim_imbalance(shard_sim *s, double local)
     return sum > 0.0 ? max / (sum / shard_comm_size(s->comm)) : 1.0;
 }
 
-static int shard_sim_cmp_frag(const void *key, const void *elem)
-{
-    int64_t a = *(const int64_t *)key, b = ((const shard_fragment *)elem)->label;
-    return (a > b) - (a < b);
-}
-
-static int shard_sim_cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
-static int shard_sim_cmp_frags(const void *x, const void *y)
-{
-    return shard_sim_cmp_i64(&((const shard_fragment *)x)->label, &((const shard_fragment *)y)->label);
-}
-
 /* The fragment labelled l among n sorted by label, or NULL. */
 static const shard_fragment *shard_sim_find_fragment(const shard_fragment *f, size_t n, int64_t l)
 {
-    return n ? bsearch(&l, f, n, sizeof *f, shard_sim_cmp_frag) : NULL;
+    size_t i = shard_sorted_lower_i64_at(f, n, sizeof *f, offsetof(shard_fragment, label), l);
+    return i < n && f[i].label == l ? &f[i] : NULL;
 }
 
 /* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
@@ -116,7 +103,7 @@ static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *cou
             want[n_want++] = l;
     }
     if (n_want > 1)
-        qsort(want, n_want, sizeof *want, shard_sim_cmp_i64);
+        qsort(want, n_want, sizeof *want, shard_sorted_cmp_i64);
     size_t u = 0;
     for (size_t q = 0; q < n_want; q++)
         if (u == 0 || want[u - 1] != want[q])
@@ -154,7 +141,7 @@ static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *cou
     }
     size_t n_back = 0;
     int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ask, &n_back);
-    /* the answers come grouped by holder: sorted by label for the lookup */
+    /* the answers come grouped by holder: sorted by label (a fragment's first member) for the lookup */
     size_t nb = n_back / 5;
     shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
     for (size_t q = 0; q < nb; q++) {
@@ -162,7 +149,7 @@ static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *cou
         memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
     }
     if (nb > 1)
-        qsort(known, nb, sizeof *known, shard_sim_cmp_frags);
+        qsort(known, nb, sizeof *known, shard_sorted_cmp_i64);
     for (size_t i = 0; i < p->n_owned; i++) {
         centre[3 * i] = NAN, count[i] = 0.0;
         int64_t l = s->frag_label[i];

@@ -5,6 +5,8 @@
  * exchange of a flag per particle so that its partners break their side of its bonds. */
 #include "sim_impl.h"
 
+#include "shard/sorted.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,17 +58,11 @@ void shard_sim_fracture_redistributed(shard_sim *s)
     s->frag_step = -1; /* the labels were per owned particle */
 }
 
-static int shard_sim_cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 size_t shard_sim_unique(int32_t *list, size_t n)
 {
     if (n < 2)
         return n;
-    qsort(list, n, sizeof *list, shard_sim_cmp_i32);
+    qsort(list, n, sizeof *list, shard_sorted_cmp_i32);
     size_t m = 1;
     for (size_t k = 1; k < n; k++)
         if (list[k] != list[m - 1])
