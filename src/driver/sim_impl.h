@@ -194,11 +194,11 @@ void shard_sim_fracture_redistributed(shard_sim *s);
 /* setup.c: the matter module of body b. */
 static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { return &s->mod[s->body_module[b]]; }
 
-/* setup.c: the tables t, with this build's in place of NULL ones (in *buf). */
+/* modules.c: the tables t, with this build's in place of NULL ones (in *buf). */
 const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf);
 /* services.c: s->svc, the collective services of the modules' collective hooks. */
 void shard_sim_collective_init(shard_sim *s);
-/* setup.c: what a module's hooks see. */
+/* modules.c: what a module's hooks see. */
 shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m);
 /* whether module m has a body in the scene */
 static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->mod[m].used; }
@@ -206,7 +206,19 @@ static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->m
  * Collective. */
 void shard_sim_settle(shard_sim *s, int kick);
 
-/* setup.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
+/* modules.c: each body's module from its kind (refusing what the kind cannot hold: fracture or notches without
+ * bonds, `motion`, the wrong shape, the relax stage for a kind that moves itself), the merged force table and the
+ * per-body state of the modules and the common terms, from scene data alone.  0 or the same error on every
+ * rank.  Local. */
+int shard_sim_modules_build(shard_sim *s, const shard_sim_tables *t, shard_error *err);
+/* modules.c: the time step and the number of steps (s->dt, s->dt_limit, s->total_steps), refused with a
+ * message naming the key or option that caused it when they cannot make a run.  Local. */
+int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *err);
+/* modules.c: each body's contact radius and candidate reach, the skin, the contact-ghost cutoff and the
+ * domain.  Local. */
+void shard_sim_contact_range(shard_sim *s);
+
+/* modules.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
 
@@ -214,7 +226,7 @@ int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, s
  * scene: sampling and the modules see them loaded. 0 or SHARD_EXIT_INPUT. Local. */
 int shard_sim_load_meshes(shard_scene *sc, shard_error *err);
 
-/* setup.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
+/* modules.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
  * of the modules (for their bodies, when `modules` is set) and of the common force terms (for every body); the
  * first limit of the tables wins a tie, so *why (its dt_name) is deterministic, and *limit_body is the body
  * whose limit it is (-1: none). */
@@ -223,7 +235,7 @@ double shard_sim_step_limit(const shard_sim *s, int modules, const char **why, i
 /* run.c: rank 0 prints, once per run, a warning naming the first inverted particle of diagnostics d. */
 void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
 
-/* setup.c: the force terms with a memory in the tables t (module terms in module order, then common terms):
+/* modules.c: the force terms with a memory in the tables t (module terms in module order, then common terms):
  * their checkpoint names, with shapes[q] (an empty list of the right width) as lists[q].list; returns how many.
  * shard_sim_memory_terms finds them in a run's merged table, in the same order. */
 int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes);
