@@ -369,7 +369,7 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     double np = (double)shard_comm_size(s->comm);
     char line[512];
     snprintf(line, sizeof line, "%ld,%.9g,%d,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.4f,%lld,%ld,%lld\n", s->step,
-             shard_sim_time(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
+             shard_sim_now(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
              max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
              s->balance_runs, (long long)s->balance_moved);
     return shard_output_csv(s->out, s->comm, "decomposition.csv",

@@ -58,7 +58,8 @@ void shard_sim_fracture_redistributed(shard_sim *s)
     s->frag_step = -1; /* the labels were per owned particle */
 }
 
-size_t shard_sim_unique(int32_t *list, size_t n)
+/* Sorts and de-duplicates list[0..n); returns the new length. */
+static size_t shard_sim_unique(int32_t *list, size_t n)
 {
     if (n < 2)
         return n;
@@ -68,6 +69,22 @@ size_t shard_sim_unique(int32_t *list, size_t n)
         if (list[k] != list[m - 1])
             list[m++] = list[k];
     return m;
+}
+
+void shard_sim_fracture_rebuilt(shard_sim *s) { s->cand_stale = 0, s->n_lost = 0; }
+
+void shard_sim_fracture_reopen(shard_sim *s)
+{
+    if (!s->cand_stale)
+        return;
+    /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned or bond
+     * ghosts, so only the rows of this rank's particles that lost bonds change (no ghost changes; x_build
+     * stays): the broken partners within reach join them. */
+    s->n_lost = shard_sim_unique(s->frac_lost, s->n_lost);
+    shard_neighbor_contacts_reopen(&s->p, s->reach_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
+                                   s->n_lost, &s->cand);
+    s->cand_stale = 0, s->n_lost = 0;
+    shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
 void shard_sim_fracture_sync(shard_sim *s)
@@ -349,7 +366,7 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
 {
     const shard_fragment_stats *st = &s->frag_stats;
     int rank0 = shard_comm_rank(s->comm) == 0;
-    double t = shard_sim_time(s);
+    double t = shard_sim_now(s);
     char line[512];
     snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t,
              (long long)st->n_fragments, st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0,

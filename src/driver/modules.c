@@ -96,6 +96,14 @@ shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m)
                               .state = s->mod[m].state};
 }
 
+shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
+{
+    shard_block *b = &md->block;
+    const shard_field_desc *d = &b->rows[row];
+    return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
+                              .recv_at = b->n_owned};
+}
+
 /* The merged force table: every module's terms and the common ones, by order (ties keep table order: module
  * terms in module order, then common terms).  Two-pass terms run before the one-pass terms of a step, so
  * their orders must come first. */

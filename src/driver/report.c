@@ -238,7 +238,7 @@ static void shard_sim_report_io(const shard_sim *s, double (*st)[4], int size, l
 static void shard_sim_report_final(const shard_sim *s, const shard_diag *d, double frag_max)
 {
     printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e, inverted %lld\n",
-           shard_sim_time(s), d->kinetic, d->elastic, d->momentum[0], d->momentum[1], d->momentum[2],
+           shard_sim_now(s), d->kinetic, d->elastic, d->momentum[0], d->momentum[1], d->momentum[2],
            (long long)d->inverted);
     if (!s->fracture)
         return;

@@ -15,7 +15,7 @@ const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
 const shard_csr *shard_sim_bonds(const shard_sim *s) { return s->phys.bonds; }
 const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->ckpt); }
 const shard_scene *shard_sim_scene(const shard_sim *s) { return &s->scene; }
-double shard_sim_time(const shard_sim *s) { return (double)s->step * s->dt; }
+double shard_sim_time(const shard_sim *s) { return shard_sim_now(s); }
 double shard_sim_dt(const shard_sim *s) { return s->dt; }
 long shard_sim_step_index(const shard_sim *s) { return s->step; }
 long shard_sim_total_steps(const shard_sim *s) { return s->total_steps; }
@@ -371,6 +371,15 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     if (!rc)
         s->last_output = s->step;
     return rc;
+}
+
+/* The sections of the checkpoint: one per module, in module order (the writer skips those without a STATE
+ * row; at most SHARD_CHECKPOINT_MAX_SECTIONS modules, checked at set-up); returns their count. */
+static int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        sec[m] = (shard_checkpoint_section){.name = s->mod[m].def->kind, .block = &s->mod[m].block};
+    return s->n_modules;
 }
 
 int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)

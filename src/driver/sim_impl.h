@@ -1,10 +1,18 @@
 /* Private to src/driver/: the simulation record shared by the driver's files.
  *
- *   setup.c   start-up and restart: scene -> matter modules and force terms -> sampling and bonds (rank 0) ->
- *             METIS and distribution -> precomputation -> the first force evaluation
- *   step.c    one time step, the force path (shared by start-up and the step) and the diagnostics
- *   run.c     the run loop: output, checkpoints and in-situ scripts on their intervals, progress
- *   report.c  the end-of-run report and the `shard check` summary
+ *   setup.c     start-up and restart: shard_sim_build's parts, the hooks' views and timer phases, destroy
+ *   modules.c   what the modules and force terms derive from scene data alone (kinds, terms, time step)
+ *   startup.c   sampling and the start-up distribution; what is derived after any distribution (masses, prepare)
+ *   step.c      one time step as named stages, the force path (shared by start-up and the step), diagnostics
+ *   fracture.c  breaking bonds after a step, the unbroken-bond lists, the fragment analysis
+ *   balance.c   dynamic load balancing and migration, the traffic counters, decomposition.csv
+ *   relax.c     the relax stage before the run
+ *   run.c       the run loop: output, checkpoints and in-situ scripts on their intervals, progress
+ *   report.c    the end-of-run report and the `shard check` summary
+ *   services.c  the collective services handed to the modules' hooks
+ * Calls between the files run one way (no loop): run and report at the top; setup builds through startup,
+ * balance, fracture and step; balance calls startup, fracture and step; step calls fracture; all of them may call
+ * modules, which calls no other driver file.
  * Nothing here calls MPI: exchanges and reductions go through decomposition/.
  */
 #ifndef SHARD_SIM_IMPL_H
@@ -147,7 +155,7 @@ struct shard_sim {
     uint64_t dec_prev_bytes;      /* this rank's bytes sent up to that row */
 };
 
-/* setup.c: masses and volumes of every local particle from its body (after a distribution or migration). */
+/* startup.c */
 /* Collective: samples this rank's share of the scene and its bonds (sample.h, partition.h), h[b] the bond radius
  * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
  * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built
@@ -163,14 +171,15 @@ int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(vo
                                const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
                                shard_pairlist *mem_mine, shard_error *err);
 
-/* This process's peak resident memory so far, bytes (getrusage). Local. */
-double shard_sim_peak_rss_bytes(void);
-
+/* Masses and volumes of every local particle from its body (after a distribution or migration).  Local. */
 void shard_sim_masses(shard_sim *s);
-/* setup.c: after the particles reached their ranks and the unbroken bonds are known (start-up, restart,
+/* After the particles reached their ranks and the unbroken bonds are known (start-up, restart,
  * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond
  * partner is a ghost, the force scratch.  Collective (the sync exchange). */
 void shard_sim_prepare_local(shard_sim *s);
+
+/* report.c: this process's peak resident memory so far, bytes (getrusage).  Local. */
+double shard_sim_peak_rss_bytes(void);
 
 /* balance.c */
 /* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */
@@ -191,7 +200,10 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err);
 /* fracture.c: after a migration, the unbroken bonds from the migrated flags.  Local. */
 void shard_sim_fracture_redistributed(shard_sim *s);
 
-/* setup.c: the matter module of body b. */
+/* The time of the current step, s (shard_sim_time). */
+static inline double shard_sim_now(const shard_sim *s) { return (double)s->step * s->dt; }
+
+/* The matter module of body b. */
 static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { return &s->mod[s->body_module[b]]; }
 
 /* modules.c: the tables t, with this build's in place of NULL ones (in *buf). */
@@ -200,6 +212,9 @@ const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shar
 void shard_sim_collective_init(shard_sim *s);
 /* modules.c: what a module's hooks see. */
 shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m);
+/* modules.c: row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot
+ * n_owned + q). */
+shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* whether module m has a body in the scene */
 static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->mod[m].used; }
 /* step.c: every module's settle hook (matter.h), after a force evaluation (kick: and the second half kick).
@@ -241,10 +256,6 @@ void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
 int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes);
 int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int n, shard_sim_term **out);
 
-/* setup.c: the checkpoint sections of the run, one per module in module order (at most
- * SHARD_CHECKPOINT_MAX_SECTIONS modules; checked at set-up); returns their count. */
-int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec);
-
 /* fracture.c */
 /* After the distribution (start-up and restart): which bodies can break, the unbroken bonds the physics sees
  * (phys.bonds) and the contact flags.  Local. */
@@ -253,8 +264,11 @@ void shard_sim_fracture_setup(shard_sim *s);
  * bonds of a particle whose stencil is no longer 3D break, on both sides) until no particle changes.
  * Collective (one allreduce per round; nothing when no body can break). */
 void shard_sim_fracture(shard_sim *s);
-/* Sorts and de-duplicates list[0..n); returns the new length.  Local. */
-size_t shard_sim_unique(int32_t *list, size_t n);
+/* After a contact-ghost rebuild: the candidate lists hold every broken pair again.  Local. */
+void shard_sim_fracture_rebuilt(shard_sim *s);
+/* When bonds broke here since the candidate lists were built: the rows of the particles that lost bonds
+ * reopened to their broken partners within reach [Neigh].  Local. */
+void shard_sim_fracture_reopen(shard_sim *s);
 /* Every module's sync row (matter.h) forwarded to its bond ghosts, then its synced hook.  Collective. */
 void shard_sim_fracture_sync(shard_sim *s);
 /* Broken bonds now (each counted once), summed over the ranks.  Collective. */
@@ -286,8 +300,6 @@ typedef struct shard_sim_insitu_frag {
 int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g);
 
 /* step.c */
-/* Row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot n_owned + q). */
-shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* The force path: forward x, v to every bond ghost, the skin check (and a contact-ghost rebuild when it says so
  * or when force_rebuild), every force term in order into f, then a = f/m + g.  Start-up and the step both
  * call it.  Collective. */

@@ -61,7 +61,7 @@ void shard_sim_rebuild(shard_sim *s)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
     shard_neighbor_contacts(&s->p, s->reach_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
-    s->cand_stale = 0, s->n_lost = 0;
+    shard_sim_fracture_rebuilt(s);
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
@@ -117,16 +117,7 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
     } else {
         shard_ghosts_forward(s->ghosts, p, SHARD_GHOSTS_XV | (s->normals ? SHARD_GHOSTS_NORMALS : 0u));
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
-        if (s->cand_stale) {
-            /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
-             * or bond ghosts, so only the rows of this rank's particles that lost bonds change (no ghost
-             * changes; x_build stays): the broken partners within reach join them. */
-            s->n_lost = shard_sim_unique(s->frac_lost, s->n_lost);
-            shard_neighbor_contacts_reopen(p, s->reach_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
-                                           s->n_lost, &s->cand);
-            s->cand_stale = 0, s->n_lost = 0;
-            shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
-        }
+        shard_sim_fracture_reopen(s);
     }
 }
 
@@ -152,14 +143,6 @@ void shard_sim_restart_ghosts(shard_sim *s)
     if (s->normals)
         shard_sim_normals(s);
     shard_sim_rebuild_with_normals(s);
-}
-
-shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
-{
-    shard_block *b = &md->block;
-    const shard_field_desc *d = &b->rows[row];
-    return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
-                              .recv_at = b->n_owned};
 }
 
 /* Pass 1 of the two-pass terms for the inner particles (first) or the others, each into its term's phase. */
@@ -242,7 +225,7 @@ static int64_t shard_sim_pass2_rest(shard_sim *s)
 
 void shard_sim_forces(shard_sim *s, int force_rebuild)
 {
-    s->phys.t = (double)s->step * s->dt;
+    s->phys.t = shard_sim_now(s);
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
     /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
      * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
@@ -315,7 +298,7 @@ static void shard_sim_timed_constraints(shard_sim *s)
     if (!s->any_timed)
         return;
     shard_particles *p = &s->p;
-    double t = (double)s->step * s->dt;
+    double t = shard_sim_now(s);
     for (size_t i = 0; i < p->n_owned; i++)
         if (s->timed[p->body[i]])
             shard_sample_constraints(&s->scene.bodies[p->body[i]], p->X + 3 * i, p->x + 3 * i, t, p->vpres + 3 * i,
@@ -328,7 +311,7 @@ static void shard_sim_kick(shard_sim *s, int first)
 {
     shard_integrate_kick(&s->p, 0.5 * s->dt);
     if (first)
-        s->phys.t = (double)s->step * s->dt;
+        s->phys.t = shard_sim_now(s);
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
 }
 
