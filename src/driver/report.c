@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 /* The scene's balance.method and balance.cost names, by SHARD_BALANCE_* (scene.h). */
 static const char *const shard_sim_balance_method[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
@@ -69,13 +68,6 @@ static void shard_sim_print_bodies(const shard_sim *s, const double *st)
                s->scene.bodies[b].name, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[10] - o[7], o[11] - o[8],
                o[12] - o[9]);
     }
-}
-
-double shard_sim_peak_rss_bytes(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss * 1024.0;
 }
 
 /* The per-rank figures the report gathers after the timer phases' times, by offset from the number of phases. */

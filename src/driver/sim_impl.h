@@ -156,6 +156,8 @@ struct shard_sim {
 };
 
 /* startup.c */
+/* This process's peak resident memory so far, bytes (getrusage).  Local. */
+double shard_sim_peak_rss_bytes(void);
 /* Collective: samples this rank's share of the scene and its bonds (sample.h, partition.h), h[b] the bond radius
  * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
  * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built
@@ -177,9 +179,6 @@ void shard_sim_masses(shard_sim *s);
  * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond
  * partner is a ghost, the force scratch.  Collective (the sync exchange). */
 void shard_sim_prepare_local(shard_sim *s);
-
-/* report.c: this process's peak resident memory so far, bytes (getrusage).  Local. */
-double shard_sim_peak_rss_bytes(void);
 
 /* balance.c */
 /* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */

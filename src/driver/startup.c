@@ -1,7 +1,8 @@
 /* The start-up (see docs/architecture.md, "From input to state hash"): every rank samples its share of the
  * lattice planes and bonds it with a ghost layer (sample.h), or reads its range of a checkpoint (checkpoint.h);
  * the share becomes a store with bond ghosts, the shares are partitioned in parallel and the particles migrate
- * to their parts (partition.h).  No rank ever holds more than its share. */
+ * to their parts (partition.h).  No rank ever holds more than its share.  After any distribution (start-up,
+ * restart, migration) the particles' masses and the modules' precomputation are derived here. */
 #include "sim_impl.h"
 
 #include "shard/partition.h"
@@ -10,6 +11,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+double shard_sim_peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
 
 int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(void *ctx), void *ctx,
                                const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
