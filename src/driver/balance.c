@@ -21,16 +21,18 @@ void shard_sim_balance_setup(shard_sim *s)
 {
     /* The first check is `every` steps into the run (or after its restart): the start's METIS partition, or
      * the restart's, is balanced already. */
-    s->balance_last = s->step;
-    s->dec_prev_step = s->step;
+    s->bal.last = s->step;
+    s->bal.dec_prev_step = s->step;
     if (s->scene.balance.enabled && shard_comm_size(s->comm) > 1) {
         static const shard_balancer_method methods[] = {[SHARD_BALANCE_RCB] = SHARD_BALANCER_RCB,
                                                         [SHARD_BALANCE_HSFC] = SHARD_BALANCER_HSFC,
                                                         [SHARD_BALANCE_GRAPH] = SHARD_BALANCER_GRAPH};
-        s->balancer = shard_balancer_create(s->comm, methods[s->scene.balance.method]);
-        s->ghost_base = shard_sim_contact_ghosts_max(s);
+        s->bal.balancer = shard_balancer_create(s->comm, methods[s->scene.balance.method]);
+        s->bal.ghost_base = shard_sim_contact_ghosts_max(s);
     }
 }
+
+void shard_sim_balance_free(shard_sim *s) { shard_balancer_destroy(&s->bal.balancer); }
 
 /* The force phases' time on this rank so far (the solid's and contact's terms, the neighbour search, the
  * fracture passes). */
@@ -60,8 +62,8 @@ static double shard_sim_cost(shard_sim *s, double *w, int measure)
         total += w[i];
     }
     if (s->scene.balance.cost == SHARD_BALANCE_COST_TIME && measure) {
-        double now = shard_sim_force_time(s), t = now - s->balance_time_prev;
-        s->balance_time_prev = now;
+        double now = shard_sim_force_time(s), t = now - s->bal.time_prev;
+        s->bal.time_prev = now;
         if (t > 0.0 && total > 0.0) {
             for (size_t i = 0; i < p->n_owned; i++)
                 w[i] *= t / total;
@@ -250,26 +252,26 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
 void shard_sim_balance(shard_sim *s, int quiet)
 {
     const shard_balance_def *bd = &s->scene.balance;
-    if (!s->balancer || s->step % bd->every != 0 || s->step == s->balance_last)
+    if (!s->bal.balancer || s->step % bd->every != 0 || s->step == s->bal.last)
         return;
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
     double t0 = shard_wtime();
-    s->balance_last = s->step;
+    s->bal.last = s->step;
     shard_particles *p = &s->p;
     double *w = shard_malloc((p->n_owned + 1) * sizeof *w);
     double before = shard_sim_imbalance(s, shard_sim_cost(s, w, 1));
-    if (s->balance_checks++ == 0)
-        s->imb_first = before;
-    s->imb_max = fmax(s->imb_max, before);
+    if (s->bal.checks++ == 0)
+        s->bal.imb_first = before;
+    s->bal.imb_max = fmax(s->bal.imb_max, before);
     /* Contact ghosts that grew past ghost_growth x their number after the last partition (and past a tenth of
      * the average owned particles, so that bodies coming into contact do not trigger it) mean that ranks own
      * particles far apart: fragments flying apart. */
     double ghosts = shard_sim_contact_ghosts_max(s);
     double floor = 0.1 * (double)s->n_global / shard_comm_size(s->comm);
-    int grown = bd->ghost_growth > 0.0 && ghosts > bd->ghost_growth * fmax(s->ghost_base, floor);
+    int grown = bd->ghost_growth > 0.0 && ghosts > bd->ghost_growth * fmax(s->bal.ghost_base, floor);
     if (!grown && before <= bd->threshold && bd->threshold > 1.0) {
         free(w);
-        s->balance_seconds += shard_wtime() - t0;
+        s->bal.seconds += shard_wtime() - t0;
         shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
         return;
     }
@@ -280,7 +282,7 @@ void shard_sim_balance(shard_sim *s, int quiet)
     shard_error e;
     double *where = shard_malloc((3 * p->n_owned + 3) * sizeof *where);
     shard_sim_balance_points(s, where);
-    int rc = shard_balancer_partition(s->balancer, p, where, w, s->phys.bonds, halos, s->n_modules, dest, &e);
+    int rc = shard_balancer_partition(s->bal.balancer, p, where, w, s->phys.bonds, halos, s->n_modules, dest, &e);
     free(where);
     if (rc)
         shard_fail_all(s->comm, e.code, e.msg);
@@ -291,7 +293,7 @@ void shard_sim_balance(shard_sim *s, int quiet)
         leaving += dest[i] != shard_comm_rank(s->comm);
     if (shard_comm_sum_i64(s->comm, leaving) == 0) {
         free(dest), free(w);
-        s->balance_seconds += shard_wtime() - t0;
+        s->bal.seconds += shard_wtime() - t0;
         if (shard_comm_rank(s->comm) == 0 && !quiet) {
             printf("balance step %ld: imbalance %.3f, the new partition is the current one (partition %.3g s)\n",
                    s->step, before, t1 - t0);
@@ -317,18 +319,18 @@ void shard_sim_balance(shard_sim *s, int quiet)
     free(dest);
     int64_t moved = shard_comm_sum_i64(s->comm, st.sent);
     uint64_t bytes = shard_comm_sum_u64(s->comm, st.bytes);
-    s->balance_runs++;
-    s->ghost_triggers += grown && before <= bd->threshold;
-    s->ghost_base = shard_sim_contact_ghosts_max(s);
-    s->balance_moved += moved;
-    s->balance_bytes += st.bytes;
-    s->imb_last_before = before, s->imb_last_after = after;
+    s->bal.runs++;
+    s->bal.ghost_triggers += grown && before <= bd->threshold;
+    s->bal.ghost_base = shard_sim_contact_ghosts_max(s);
+    s->bal.moved += moved;
+    s->bal.bytes += st.bytes;
+    s->bal.imb_last_before = before, s->bal.imb_last_after = after;
     double t2 = shard_wtime();
-    s->balance_seconds += t2 - t0;
+    s->bal.seconds += t2 - t0;
     if (shard_comm_rank(s->comm) == 0 && !quiet) {
         printf("balance step %ld: imbalance %.3f -> %.3f, contact ghosts (busiest rank) %.0f -> %.0f, %lld "
                "particle(s) moved (%.4g MB) in %.3g s (partition %.3g s, migration %.3g s), edge cut %lld -> %lld\n",
-               s->step, before, after, ghosts, s->ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
+               s->step, before, after, ghosts, s->bal.ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
                t1 - t0, t2 - t1, (long long)cut_before, (long long)s->edge_cut);
         fflush(stdout);
     }
@@ -346,7 +348,7 @@ uint64_t shard_sim_bond_halo_bytes(const shard_sim *s)
 
 uint64_t shard_sim_bytes_sent(const shard_sim *s)
 {
-    return shard_sim_bond_halo_bytes(s) + shard_ghosts_bytes(s->ghosts) + s->balance_bytes;
+    return shard_sim_bond_halo_bytes(s) + shard_ghosts_bytes(s->ghosts) + s->bal.bytes;
 }
 
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
@@ -356,9 +358,9 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     double imb = shard_sim_imbalance(s, shard_sim_cost(s, w, 0));
     free(w);
     uint64_t bytes = shard_sim_bytes_sent(s);
-    long steps = s->dec_prev_step >= 0 ? s->step - s->dec_prev_step : 0;
-    double per_step = steps > 0 ? (double)(bytes - s->dec_prev_bytes) / (double)steps : 0.0;
-    s->dec_prev_step = s->step, s->dec_prev_bytes = bytes;
+    long steps = s->bal.dec_prev_step >= 0 ? s->step - s->bal.dec_prev_step : 0;
+    double per_step = steps > 0 ? (double)(bytes - s->bal.dec_prev_bytes) / (double)steps : 0.0;
+    s->bal.dec_prev_step = s->step, s->bal.dec_prev_bytes = bytes;
     enum { OWN, BOND, CONTACT, BYTES, NV };
     double v[NV] = {(double)p->n_owned, (double)p->n_bond_ghost, (double)(p->n_local - p->n_owned - p->n_bond_ghost),
                     per_step};
@@ -371,7 +373,7 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     snprintf(line, sizeof line, "%ld,%.9g,%d,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.4f,%lld,%ld,%lld\n", s->step,
              shard_sim_now(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
              max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
-             s->balance_runs, (long long)s->balance_moved);
+             s->bal.runs, (long long)s->bal.moved);
     return shard_output_csv(s->out, s->comm, "decomposition.csv",
                             "step,time,ranks,owned_max,owned_avg,bond_ghosts_max,bond_ghosts_avg,contact_ghosts_max,"
                             "contact_ghosts_avg,bytes_per_step_max,bytes_per_step_avg,cost_imbalance,edge_cut,"

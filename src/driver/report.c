@@ -116,8 +116,8 @@ static void shard_sim_report_mine(shard_sim *s, double *mine, long *n_out, long 
     r[SHARD_REPORT_HALO_BYTES] = (double)shard_sim_bond_halo_bytes(s);
     r[SHARD_REPORT_CONTACT_BYTES] = (double)shard_ghosts_bytes(s->ghosts);
     r[SHARD_REPORT_REBUILD_BYTES] = (double)shard_ghosts_rebuild_bytes(s->ghosts);
-    r[SHARD_REPORT_MIGRATE_BYTES] = (double)s->balance_bytes;
-    r[SHARD_REPORT_BALANCE_SECONDS] = s->balance_seconds;
+    r[SHARD_REPORT_MIGRATE_BYTES] = (double)s->bal.bytes;
+    r[SHARD_REPORT_BALANCE_SECONDS] = s->bal.seconds;
     r[SHARD_REPORT_SAMPLE_SECONDS] = s->startup_seconds[0];
     r[SHARD_REPORT_PARTITION_SECONDS] = s->startup_seconds[1];
     r[SHARD_REPORT_STARTUP_BYTES] = (double)s->startup_bytes;
@@ -195,17 +195,17 @@ static void shard_sim_report_ranks(const shard_sim *s, double (*st)[4], int size
 /* The balancer's line (only with one). */
 static void shard_sim_report_balance(const shard_sim *s, double (*st)[4])
 {
-    if (!s->balancer)
+    if (!s->bal.balancer)
         return;
     const shard_balance_def *bd = &s->scene.balance;
     printf("Balance (%s, %s cost, every %ld steps, threshold %g, ghost growth %g): %ld check(s), %ld "
            "migration(s) (%ld for ghost growth), %lld particle(s) moved; cost imbalance at the first check "
            "%.3f, largest %.3f",
            shard_sim_balance_method[bd->method], shard_sim_balance_cost[bd->cost], bd->every, bd->threshold,
-           bd->ghost_growth, s->balance_checks, s->balance_runs, s->ghost_triggers,
-           (long long)s->balance_moved, s->imb_first, s->imb_max);
-    if (s->balance_runs > 0)
-        printf(", last migration %.3f -> %.3f", s->imb_last_before, s->imb_last_after);
+           bd->ghost_growth, s->bal.checks, s->bal.runs, s->bal.ghost_triggers,
+           (long long)s->bal.moved, s->bal.imb_first, s->bal.imb_max);
+    if (s->bal.runs > 0)
+        printf(", last migration %.3f -> %.3f", s->bal.imb_last_before, s->bal.imb_last_after);
     printf("; %.4g s on the slowest rank\n", st[s->timer.n + SHARD_REPORT_BALANCE_SECONDS][2]);
 }
 

@@ -163,10 +163,7 @@ static shard_sim *shard_sim_alloc(shard_comm *c)
     s->comm = c;
     s->last_output = -1;
     s->restarted_at = -1;
-    s->relax_steps = -1;
     s->frag_step = -1;
-    s->balance_last = -1;
-    s->dec_prev_step = -1;
     return s;
 }
 
@@ -564,7 +561,7 @@ void shard_sim_destroy(shard_sim **sp)
         return;
     shard_sim *s = *sp;
     shard_insitu_destroy(&s->insitu);
-    shard_balancer_destroy(&s->balancer);
+    shard_sim_balance_free(s);
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)
         free(s->restart_blob[m]);
     shard_particles_free(&s->p);

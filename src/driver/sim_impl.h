@@ -32,6 +32,9 @@
 #include "shard/run.h"
 #include "shard/timer.h"
 
+#include "sim_balance.h"
+#include "sim_relax.h"
+
 /* The most force terms a run merges (modules' and common ones). */
 #define SHARD_SIM_MAX_TERMS 32
 
@@ -132,27 +135,12 @@ struct shard_sim {
     int warned_inverted;          /* the warning about inverted particles has been printed */
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
-    long relax_steps;             /* steps of the relax stage, -1 before it ran (or without one) */
-    long relax_iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
-    double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
+    shard_sim_relax_state relax;  /* the relax stage (relax.c) */
     void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
     size_t col_cap[SHARD_OUT_COUNT];
-    /* Load balancing (balance.c): */
-    shard_balancer *balancer;     /* NULL: no balancing */
-    long balance_last;            /* step of the last check, -1: none */
-    long balance_checks, balance_runs;
-    int64_t balance_moved;        /* particles moved, summed over ranks and migrations */
-    uint64_t balance_bytes;       /* bytes this rank sent in migrations */
-    double balance_seconds;       /* this rank's time in balancing (checks, partitions, migrations) */
-    double imb_first, imb_last_before, imb_last_after, imb_max; /* cost imbalance: at the first check, before
-                                                                  * and after the last repartition, largest seen */
-    double balance_time_prev;     /* `time` cost: the force phases' time at the last check */
-    double ghost_base;            /* the most contact ghosts a rank held after the last partition */
-    long ghost_triggers;          /* migrations the ghost growth asked for */
+    shard_sim_balance_state bal;  /* load balancing (balance.c) */
     uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
     int ph_balance;               /* timer phase "Balance" */
-    long dec_prev_step;           /* decomposition.csv: step of its last row, -1: none */
-    uint64_t dec_prev_bytes;      /* this rank's bytes sent up to that row */
 };
 
 /* startup.c */
@@ -183,6 +171,8 @@ void shard_sim_prepare_local(shard_sim *s);
 /* balance.c */
 /* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */
 void shard_sim_balance_setup(shard_sim *s);
+/* Frees the balancer (shard_sim_destroy).  Local. */
+void shard_sim_balance_free(shard_sim *s);
 /* Before a step: every balance.every steps, the cost of each rank and, when the largest over the average
  * passes balance.threshold, a new partition and the migration to it.  Collective. */
 void shard_sim_balance(shard_sim *s, int quiet);
