@@ -2,8 +2,6 @@
  * sim_impl.h, docs/architecture.md "Load balancing" and docs/scenes.md `balance`). */
 #include "sim_impl.h"
 
-#include "shard/sorted.h"
-
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -81,93 +79,6 @@ static double shard_sim_imbalance(shard_sim *s, double local)
     return sum > 0.0 ? max / (sum / shard_comm_size(s->comm)) : 1.0;
 }
 
-/* The fragment labelled l among n sorted by label, or NULL. */
-static const shard_fragment *shard_sim_find_fragment(const shard_fragment *f, size_t n, int64_t l)
-{
-    size_t i = shard_sorted_lower_i64_at(f, n, sizeof *f, offsetof(shard_fragment, label), l);
-    return i < n && f[i].label == l ? &f[i] : NULL;
-}
-
-/* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
- * the fragment analysis holds each fragment on one rank (this one when all its particles are here, otherwise
- * the rank label mod ranks), so the others ask that rank, once per fragment.  Collective. */
-static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *count)
-{
-    shard_sim_fragments(s);
-    const shard_particles *p = &s->p;
-    int size = shard_comm_size(s->comm), me = shard_comm_rank(s->comm);
-    /* the labels of the fragments held elsewhere, each once, in increasing order */
-    int64_t *want = shard_malloc((p->n_owned + 1) * sizeof *want);
-    size_t n_want = 0;
-    for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t l = s->frag_label[i];
-        if (l >= 0 && !shard_sim_find_fragment(s->frags, s->n_frags, l))
-            want[n_want++] = l;
-    }
-    if (n_want > 1)
-        qsort(want, n_want, sizeof *want, shard_sorted_cmp_i64);
-    size_t u = 0;
-    for (size_t q = 0; q < n_want; q++)
-        if (u == 0 || want[u - 1] != want[q])
-            want[u++] = want[q];
-    n_want = u;
-    /* requests (label, asking rank) grouped by holder; answers (label, count, centre bits x 3) by asker */
-    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask), *at = shard_calloc((size_t)size + 1, sizeof *at);
-    for (size_t q = 0; q < n_want; q++)
-        n_ask[want[q] % size] += 2;
-    for (int r = 1; r < size; r++)
-        at[r] = at[r - 1] + n_ask[r - 1];
-    int64_t *ask = shard_malloc((2 * n_want + 1) * sizeof *ask);
-    for (size_t q = 0; q < n_want; q++) {
-        size_t r = (size_t)(want[q] % size);
-        ask[at[r]++] = want[q], ask[at[r]++] = me;
-    }
-    size_t n_got = 0;
-    int64_t *got = shard_comm_exchange_i64(s->comm, ask, n_ask, &n_got);
-    memset(n_ask, 0, ((size_t)size + 1) * sizeof *n_ask);
-    memset(at, 0, ((size_t)size + 1) * sizeof *at);
-    for (size_t k = 0; k + 1 < n_got; k += 2)
-        n_ask[got[k + 1]] += 5;
-    for (int r = 1; r < size; r++)
-        at[r] = at[r - 1] + n_ask[r - 1];
-    int64_t *ans = shard_malloc((5 * (n_got / 2) + 1) * sizeof *ans);
-    for (size_t k = 0; k + 1 < n_got; k += 2) {
-        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, got[k]);
-        int64_t *a = ans + at[got[k + 1]];
-        at[got[k + 1]] += 5;
-        a[0] = got[k], a[1] = f ? f->count : 0;
-        double c[3] = {NAN, NAN, NAN};
-        if (f)
-            memcpy(c, f->center, sizeof c);
-        memcpy(a + 2, c, sizeof c);
-    }
-    size_t n_back = 0;
-    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ask, &n_back);
-    /* the answers come grouped by holder: sorted by label (a fragment's first member) for the lookup */
-    size_t nb = n_back / 5;
-    shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
-    for (size_t q = 0; q < nb; q++) {
-        known[q].label = back[5 * q], known[q].count = back[5 * q + 1];
-        memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
-    }
-    if (nb > 1)
-        qsort(known, nb, sizeof *known, shard_sorted_cmp_i64);
-    for (size_t i = 0; i < p->n_owned; i++) {
-        centre[3 * i] = NAN, count[i] = 0.0;
-        int64_t l = s->frag_label[i];
-        if (l < 0)
-            continue;
-        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, l);
-        if (!f)
-            f = shard_sim_find_fragment(known, nb, l);
-        if (f) {
-            memcpy(centre + 3 * i, f->center, sizeof f->center);
-            count[i] = (double)f->count;
-        }
-    }
-    free(want), free(n_ask), free(at), free(ask), free(got), free(ans), free(back), free(known);
-}
-
 /* Where the geometric methods see each owned particle: the centre of its fragment (bodies that can break) or of
  * its body (the others) when that piece has at most half a rank's share of the particles, so that a cut of
  * recursive bisection, which keeps points on a cut together, never splits it: small fragments and bodies stay
@@ -187,7 +98,7 @@ static void shard_sim_balance_points(shard_sim *s, double *where)
     }
     shard_comm_sum(s->comm, sum, (int)(4 * nb));
     double *fc = NULL, *fn = NULL;
-    if (s->fracture) {
+    if (s->frac.on) {
         fc = shard_malloc((3 * p->n_owned + 3) * sizeof *fc);
         fn = shard_malloc((p->n_owned + 1) * sizeof *fn);
         shard_sim_fragment_centres(s, fc, fn);
@@ -195,7 +106,7 @@ static void shard_sim_balance_points(shard_sim *s, double *where)
     for (size_t i = 0; i < p->n_owned; i++) {
         int b = p->body[i];
         const double *src = p->x + 3 * i;
-        if (s->self_contact[b]) {
+        if (s->frac.self_contact[b]) {
             if (fc && !isnan(fc[3 * i]) && fn[i] <= share)
                 src = fc + 3 * i;
         } else if ((double)s->body_count[b] <= share && sum[4 * (size_t)b + 3] > 0.0) {

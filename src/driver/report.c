@@ -232,9 +232,9 @@ static void shard_sim_report_final(const shard_sim *s, const shard_diag *d, doub
     printf("Final: t = %.6e s, kinetic %.6e J, elastic %.6e J, momentum %.6e %.6e %.6e, inverted %lld\n",
            shard_sim_now(s), d->kinetic, d->elastic, d->momentum[0], d->momentum[1], d->momentum[2],
            (long long)d->inverted);
-    if (!s->fracture)
+    if (!s->frac.on)
         return;
-    const shard_fragment_stats *fs = &s->frag_stats;
+    const shard_fragment_stats *fs = &s->frag.stats;
     printf("Fracture: %lld of %lld bonds (particle pairs) broken (%.3g %%); %lld fragment(s), the largest "
            "%.6g of the mass (label %lld)", (long long)d->broken_bonds, (long long)(s->n_bonds_global / 2),
            s->n_bonds_global > 0 ? 200.0 * (double)d->broken_bonds / (double)s->n_bonds_global : 0.0,
@@ -244,7 +244,7 @@ static void shard_sim_report_final(const shard_sim *s, const shard_diag *d, doub
         printf(", tau %.4f +- %.4f (%lld fragments of >= %ld particles)", fs->tau, fs->tau_error,
                (long long)fs->n_fit, s->scene.fragments.fit_min);
     printf("\nFragment analysis: %ld run(s), %.4g s in all on the slowest rank (in the I/O row at output "
-           "steps)\n", s->frag_runs, frag_max);
+           "steps)\n", s->frag.runs, frag_max);
 }
 
 /* The modules' lines (before the per-body table: they may hold this rank's own figures, which the table and the
@@ -274,7 +274,7 @@ void shard_sim_report(shard_sim *s)
     shard_diag d = shard_sim_diagnostics(s);
     shard_sim_warn_inverted(s, &d);
     shard_sim_fragments(s); /* the end report's fragment line (collective; nothing without fracture) */
-    double frag_max = shard_comm_max(s->comm, s->frag_seconds);
+    double frag_max = shard_comm_max(s->comm, s->frag.seconds);
     double *bodies = shard_sim_body_stats(s);
     if (rank != 0) {
         free(bodies);

@@ -83,9 +83,9 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
             material[i] = s->scene.bodies[p->body[i]].material;
         data[SHARD_OUT_MATERIAL] = material;
     }
-    if ((want & 1u << SHARD_OUT_FRAGMENT) && s->fracture) {
+    if ((want & 1u << SHARD_OUT_FRAGMENT) && s->frac.on) {
         shard_sim_fragments(s);
-        data[SHARD_OUT_FRAGMENT] = s->frag_label;
+        data[SHARD_OUT_FRAGMENT] = s->frag.label;
     }
     if (want & 1u << SHARD_OUT_RANK) {
         int32_t *rank = shard_sim_col_buffer(s, SHARD_OUT_RANK, n);
@@ -352,7 +352,7 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
     shard_output_table tables[4];
     shard_sim_fragment_tables ft;
-    int n_tables = s->fracture ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
+    int n_tables = s->frac.on ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
     shard_sim_frame_table fr;
     n_tables += shard_sim_frames_make(s, &fr, &tables[n_tables]);
     int64_t *tri;
@@ -360,11 +360,11 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     n_tables += shard_sim_cells_make(s, &tri, &tri_col, &tables[n_tables]);
     int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
                                 tables, err);
-    if (!rc && s->fracture)
+    if (!rc && s->frac.on)
         rc = shard_sim_fragment_csv(s, &ft, err);
     if (!rc)
         rc = shard_sim_decomposition_csv(s, err);
-    if (s->fracture)
+    if (s->frac.on)
         shard_sim_fragment_tables_free(&ft);
     shard_sim_frames_free(&fr);
     free(tri);
@@ -499,7 +499,7 @@ void shard_sim_run(shard_sim *s, int quiet)
                        "max|v| %.3e  contacts %lld  inverted %lld",
                        s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
                        d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
-                if (s->fracture)
+                if (s->frac.on)
                     printf("  broken %lld", (long long)d.broken_bonds);
                 for (int m = 0; m < s->n_modules; m++)
                     if (s->mod[m].def->diag_line && s->mod[m].used) {

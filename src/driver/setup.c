@@ -93,7 +93,7 @@ static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_da
  * driver's own: the timing table reads in the order of a step). */
 static void shard_sim_wire(shard_sim *s)
 {
-    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->fracture ? &s->active : &s->bonds,
+    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->frac.on ? &s->frac.active : &s->bonds,
                            .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
                            .own_contact = s->own_contact, .body_first = s->body_first, .impulses = NULL,
                            .reach_slack = 0.5 * s->skin};
@@ -163,7 +163,6 @@ static shard_sim *shard_sim_alloc(shard_comm *c)
     s->comm = c;
     s->last_output = -1;
     s->restarted_at = -1;
-    s->frag_step = -1;
     return s;
 }
 
@@ -375,7 +374,7 @@ static int shard_sim_build_local(shard_sim *s, const char *ck_path, shard_error 
     if (rc)
         return rc;
     shard_sim_prepare_local(s);
-    s->ghosts = shard_ghosts_create(s->scene.n_bodies, s->self_contact);
+    s->ghosts = shard_ghosts_create(s->scene.n_bodies, s->frac.self_contact);
     return 0;
 }
 
@@ -590,9 +589,7 @@ void shard_sim_destroy(shard_sim **sp)
     free(s->body_first), free(s->timed);
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);
-    shard_csr_free(&s->active);
-    free(s->frag_label), free(s->frags);
-    free(s->self_contact), free(s->frac_changed), free(s->frac_debris), free(s->frac_flag), free(s->frac_lost);
+    shard_sim_fracture_free(s);
     for (int f = 0; f < SHARD_OUT_COUNT; f++)
         free(s->col_buf[f]);
     shard_output_destroy(&s->out);

@@ -33,6 +33,7 @@
 #include "shard/timer.h"
 
 #include "sim_balance.h"
+#include "sim_fracture.h"
 #include "sim_relax.h"
 
 /* The most force terms a run merges (modules' and common ones). */
@@ -70,24 +71,8 @@ struct shard_sim {
     shard_particles p;
     shard_csr bonds, cand;
     uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken */
-    /* Fracture (fracture.c): */
-    int fracture;                 /* some body can break (scene data): then the physics sees `active` */
-    uint8_t *self_contact;        /* per body: its bonds can break, so it touches itself through contact */
-    shard_csr active;             /* the unbroken entries of `bonds` (only when `fracture`) */
-    int32_t *frac_changed, *frac_debris; /* scratch, n_owned + 1 each */
-    double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
-    size_t frac_cap, frac_flag_cap;
-    int cand_stale;               /* bonds broke here since the contact candidates were built */
-    int32_t *frac_lost;           /* the owned particles that lost bonds since then (unsorted, repeats) */
-    size_t n_lost, frac_lost_cap;
-    int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
-    size_t frag_label_cap;
-    shard_fragment *frags;        /* the fragments this rank holds, by label */
-    size_t n_frags;
-    shard_fragment_stats frag_stats;
-    long frag_step;               /* step of the fragment analysis above, -1: none yet */
-    double frag_seconds;          /* time spent in it */
-    long frag_runs;               /* how many times it ran */
+    shard_sim_fracture_state frac;  /* breaking bonds (fracture.c) */
+    shard_sim_fragment_state frag;  /* the fragment analysis (fracture.c) */
     int ph_fracture;              /* timer phase "Fracture" */
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */
@@ -186,8 +171,6 @@ uint64_t shard_sim_bond_halo_bytes(const shard_sim *s);
 /* balance.c: appends the row of this output step to decomposition.csv (per-rank owned particles, ghosts and
  * bytes per step: largest and average; the cost imbalance; migrations so far).  Collective. */
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err);
-/* fracture.c: after a migration, the unbroken bonds from the migrated flags.  Local. */
-void shard_sim_fracture_redistributed(shard_sim *s);
 
 /* The time of the current step, s (shard_sim_time). */
 static inline double shard_sim_now(const shard_sim *s) { return (double)s->step * s->dt; }
@@ -244,49 +227,6 @@ void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
  * shard_sim_memory_terms finds them in a run's merged table, in the same order. */
 int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes);
 int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int n, shard_sim_term **out);
-
-/* fracture.c */
-/* After the distribution (start-up and restart): which bodies can break, the unbroken bonds the physics sees
- * (phys.bonds) and the contact flags.  Local. */
-void shard_sim_fracture_setup(shard_sim *s);
-/* After a step, with the bond ghosts holding its positions: every module's breaking rule, then debris (all
- * bonds of a particle whose stencil is no longer 3D break, on both sides) until no particle changes.
- * Collective (one allreduce per round; nothing when no body can break). */
-void shard_sim_fracture(shard_sim *s);
-/* After a contact-ghost rebuild: the candidate lists hold every broken pair again.  Local. */
-void shard_sim_fracture_rebuilt(shard_sim *s);
-/* When bonds broke here since the candidate lists were built: the rows of the particles that lost bonds
- * reopened to their broken partners within reach [Neigh].  Local. */
-void shard_sim_fracture_reopen(shard_sim *s);
-/* Every module's sync row (matter.h) forwarded to its bond ghosts, then its synced hook.  Collective. */
-void shard_sim_fracture_sync(shard_sim *s);
-/* Broken bonds now (each counted once), summed over the ranks.  Collective. */
-int64_t shard_sim_broken_bonds(shard_sim *s);
-/* The fragment analysis at the current step (made once per step, kept in s->frag_*).  Collective; only when
- * s->fracture. */
-void shard_sim_fragments(shard_sim *s);
-/* The fragment analysis as the output's tables (/fragments, /fragments/histogram) and its CSV lines
- * (fragments.csv, fragments_histogram.csv in the output folder).  _make is collective (it runs the analysis
- * when not done at this step) and returns the number of tables; _csv is collective. */
-typedef struct shard_sim_fragment_tables {
-    shard_column cols[11], hcols[5];
-    shard_output_attr attrs[10];
-    void *buf[11 + 5];
-} shard_sim_fragment_tables;
-int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables);
-int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err);
-void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft);
-/* The fragment statistics of this step as the Catalyst scripts' field-data arrays (docs/insitu.md): 5
- * histogram arrays of n_bins values and 5 single figures, pointers into *v in g[0..SHARD_SIM_INSITU_FRAG_GLOBALS);
- * returns their count, 0 without fracture.  The same values on every rank.  Collective (the analysis, once per
- * step). */
-#define SHARD_SIM_INSITU_FRAG_GLOBALS 10
-typedef struct shard_sim_insitu_frag {
-    double bin_min[SHARD_FRAGMENT_BINS], bin_max[SHARD_FRAGMENT_BINS], count[SHARD_FRAGMENT_BINS];
-    double mass[SHARD_FRAGMENT_BINS], cumulative[SHARD_FRAGMENT_BINS];
-    double n_fragments, largest_fraction, tau, tau_error, n_fit;
-} shard_sim_insitu_frag;
-int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g);
 
 /* step.c */
 /* The force path: forward x, v to every bond ghost, the skin check (and a contact-ghost rebuild when it says so

@@ -206,7 +206,7 @@ void shard_sim_prepare_local(shard_sim *s)
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
             s->mod[m].def->prepare(&mc);
         }
-    if (s->fracture) /* a restart's broken bonds may have made particles bond-based */
+    if (s->frac.on) /* a restart's broken bonds may have made particles bond-based */
         shard_sim_fracture_sync(s);
     shard_sim_split_owned(s);
     shard_reserve((void **)&s->f, &s->f_cap, 3 * s->p.n_owned + 3, sizeof *s->f);

@@ -60,7 +60,7 @@ void shard_sim_rebuild(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
-    shard_neighbor_contacts(&s->p, s->reach_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
+    shard_neighbor_contacts(&s->p, s->reach_radius, s->frac.self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
     shard_sim_fracture_rebuilt(s);
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
@@ -391,7 +391,7 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         inverted += (int64_t)n;
     }
     d.inverted = shard_comm_sum_i64(s->comm, inverted);
-    d.broken_bonds = s->fracture ? shard_sim_broken_bonds(s) : 0;
+    d.broken_bonds = s->frac.on ? shard_sim_broken_bonds(s) : 0;
     d.inverted_first = -1;
     if (d.inverted > 0) {
         double mine = inverted ? -(double)p->gid[first] : -INFINITY;
