@@ -146,7 +146,7 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
         s->halo_bytes_past -= shard_halo_bytes(halos[m]);
     }
     free(blocks), free(halos), free(has_halo);
-    shard_output_owners_changed(s->out);
+    shard_output_owners_changed(s->io.out);
     shard_sim_masses(s);
     shard_sim_fracture_redistributed(s);
     shard_sim_prepare_local(s);
@@ -285,7 +285,7 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
              shard_sim_now(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
              max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
              s->bal.runs, (long long)s->bal.moved);
-    return shard_output_csv(s->out, s->comm, "decomposition.csv",
+    return shard_output_csv(s->io.out, s->comm, "decomposition.csv",
                             "step,time,ranks,owned_max,owned_avg,bond_ghosts_max,bond_ghosts_avg,contact_ghosts_max,"
                             "contact_ghosts_avg,bytes_per_step_max,bytes_per_step_avg,cost_imbalance,edge_cut,"
                             "migrations,particles_moved\n",

@@ -468,7 +468,7 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
     snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t,
              (long long)st->n_fragments, st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0,
              st->largest_mass, st->tau, st->tau_error, (long long)st->n_fit, (long long)ft->attrs[9].i);
-    int rc = shard_output_csv(s->out, s->comm, "fragments.csv",
+    int rc = shard_output_csv(s->io.out, s->comm, "fragments.csv",
                               "step,time,n_fragments,largest_fraction,largest_mass,tau,tau_error,n_fit,"
                               "broken_bonds\n", line, err);
     if (rc)
@@ -484,7 +484,7 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
             used += (size_t)snprintf(rows + used, 200, "%ld,%.9g,%.9g,%.9g,%lld,%.9g,%.9g\n", s->step, t, lo[k],
                                      hi[k], (long long)count[k], mass[k], cum[k]);
     }
-    rc = shard_output_csv(s->out, s->comm, "fragments_histogram.csv",
+    rc = shard_output_csv(s->io.out, s->comm, "fragments_histogram.csv",
                           "step,time,bin_min,bin_max,count,mass,cumulative\n", rows, err);
     free(rows);
     return rc;

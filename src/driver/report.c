@@ -108,8 +108,8 @@ static void shard_sim_report_mine(shard_sim *s, double *mine, long *n_out, long 
     r[SHARD_REPORT_BONDS] = (double)s->bonds.start[s->p.n_owned];
     uint64_t b_out = 0, b_ck = 0;
     double t_out = 0.0, t_ck = 0.0;
-    shard_output_stats(s->out, n_out, &b_out, &t_out);
-    shard_checkpoint_stats(s->ckpt, n_ck, &b_ck, &t_ck);
+    shard_output_stats(s->io.out, n_out, &b_out, &t_out);
+    shard_checkpoint_stats(s->io.ckpt, n_ck, &b_ck, &t_ck);
     r[SHARD_REPORT_IO_SECONDS] = t_out + t_ck;
     r[SHARD_REPORT_IO_BYTES] = (double)(b_out + b_ck);
     r[SHARD_REPORT_BOND_GHOSTS] = (double)s->p.n_bond_ghost;
@@ -212,7 +212,7 @@ static void shard_sim_report_balance(const shard_sim *s, double (*st)[4])
 /* The output and checkpoint files written (only with either). */
 static void shard_sim_report_io(const shard_sim *s, double (*st)[4], int size, long n_out, long n_ck)
 {
-    if (!s->out && !s->ckpt)
+    if (!s->io.out && !s->io.ckpt)
         return;
     const int NP = s->timer.n, IOT = NP + SHARD_REPORT_IO_SECONDS, IOB = NP + SHARD_REPORT_IO_BYTES;
     double loop = st[NP + SHARD_REPORT_LOOP][2];
@@ -222,7 +222,7 @@ static void shard_sim_report_io(const shard_sim *s, double (*st)[4], int size, l
            n_out, n_ck, bytes / 1e6, secs, secs > 0.0 ? bytes / 1e6 / secs : 0.0,
            loop > 0.0 ? 100.0 * st[s->ph_io][1] / loop : 0.0);
     if (n_ck > 0)
-        printf("Last checkpoint: %s\n", shard_checkpoint_last_path(s->ckpt));
+        printf("Last checkpoint: %s\n", shard_checkpoint_last_path(s->io.ckpt));
 }
 
 /* The final diagnostics and, with fracture, the broken bonds and the fragments (frag_max: the slowest rank's

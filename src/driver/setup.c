@@ -124,35 +124,6 @@ static void shard_sim_wire(shard_sim *s)
     s->ph_other = shard_timer_phase(&s->timer, "Other");
 }
 
-static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err);
-
-/* Output and checkpoint writers for the scene's sections (nothing is created on disk yet). */
-static void shard_sim_io_setup(shard_sim *s)
-{
-    const shard_scene *sc = &s->scene;
-    if (!sc->output.enabled && !sc->checkpoint.enabled)
-        return;
-#ifndef SHARD_HAVE_HDF5
-    if (shard_comm_rank(s->comm) == 0) {
-        fprintf(stderr, "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
-                        "and checkpoints are disabled\n",
-                sc->path, sc->output.enabled ? "output" : "checkpoints");
-        fflush(stderr);
-    }
-    return;
-#else
-    if (sc->output.enabled) {
-        s->out = shard_output_create(sc->output.dir[0] ? sc->output.dir : sc->run.output_dir, sc->path, sc->text,
-                                     sc->text_len);
-        if (s->restarted_at >= 0)
-            shard_output_resume(s->out, s->comm, &sc->output.interval, s->restarted_at, s->dt);
-    }
-    if (sc->checkpoint.enabled)
-        s->ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
-                                          sc->checkpoint.keep);
-#endif
-}
-
 static void shard_sim_release_share(void *share) { shard_share_free(share); }
 static void shard_sim_release_checkpoint(void *ck) { shard_checkpoint_data_free(ck); }
 
@@ -161,7 +132,6 @@ static shard_sim *shard_sim_alloc(shard_comm *c)
 {
     shard_sim *s = shard_calloc(1, sizeof *s);
     s->comm = c;
-    s->last_output = -1;
     s->restarted_at = -1;
     return s;
 }
@@ -229,7 +199,7 @@ static int shard_sim_build_restart(shard_sim *s, shard_checkpoint_data *ck, cons
     for (int64_t i = 0; i < ck->n_local; i++)
         s->body_count[ck->p.body[i]]++;
     shard_comm_sum_i64s(c, s->body_count, (size_t)sc->n_bodies);
-    s->step = s->restarted_at = s->last_output = ck->step;
+    s->step = s->restarted_at = ck->step;
     s->contacts_local = shard_comm_rank(c) == 0 ? ck->contacts : 0;
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++) /* the distribution frees ck */
         s->restart_blob[m] = ck->blob[m], s->restart_blob_bytes[m] = ck->blob_bytes[m], ck->blob[m] = NULL;
@@ -427,9 +397,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
         rc = shard_sim_build_local(s, ck ? ov->restart : NULL, err);
     if (!rc) {
         shard_sim_first_forces(s, ck != NULL);
-        shard_sim_io_setup(s);
         shard_sim_balance_setup(s);
-        rc = shard_sim_insitu_setup(s, ov, err);
+        rc = shard_sim_output_setup(s, ov, err);
     }
     if (rc)
         shard_sim_destroy(&s);
@@ -526,26 +495,6 @@ shard_sim *shard_sim_open(shard_comm *c, const char *path, const shard_overrides
     return shard_sim_open_with(c, path, ov, NULL, err);
 }
 
-/* Starts Catalyst with the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
-static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
-{
-    const shard_scene *sc = &s->scene;
-    const char *scripts[SHARD_INSITU_MAX_SCRIPTS];
-    long every[SHARD_INSITU_MAX_SCRIPTS];
-    int n = 0;
-    for (int k = 0; k < sc->n_catalyst && n < SHARD_INSITU_MAX_SCRIPTS; k++, n++)
-        scripts[n] = sc->catalyst[k].script, every[n] = sc->catalyst[k].every;
-    for (int k = 0; k < ov->n_catalyst; k++, n++) {
-        if (n == SHARD_INSITU_MAX_SCRIPTS)
-            return shard_error_set(err, SHARD_EXIT_USAGE, "--catalyst: at most %d scripts in all (scene and command "
-                                   "line)", SHARD_INSITU_MAX_SCRIPTS);
-        scripts[n] = ov->catalyst[k], every[n] = ov->catalyst_every > 0 ? ov->catalyst_every : 1;
-    }
-    memset(err, 0, sizeof *err);
-    s->insitu = shard_insitu_create(s->comm, n, scripts, every, sc->run.output_dir, err);
-    return err->code;
-}
-
 const shard_block *shard_sim_block(const shard_sim *s, const char *kind)
 {
     for (int m = 0; m < s->n_modules; m++)
@@ -559,7 +508,6 @@ void shard_sim_destroy(shard_sim **sp)
     if (!sp || !*sp)
         return;
     shard_sim *s = *sp;
-    shard_insitu_destroy(&s->insitu);
     shard_sim_balance_free(s);
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)
         free(s->restart_blob[m]);
@@ -590,10 +538,7 @@ void shard_sim_destroy(shard_sim **sp)
     shard_scene_free(&s->scene);
     free(s->f), free(s->body_count), free(s->bond_broken);
     shard_sim_fracture_free(s);
-    for (int f = 0; f < SHARD_OUT_COUNT; f++)
-        free(s->col_buf[f]);
-    shard_output_destroy(&s->out);
-    shard_checkpoint_destroy(&s->ckpt);
+    shard_sim_output_free(s);
     free(s);
     *sp = NULL;
 }

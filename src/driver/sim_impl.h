@@ -34,6 +34,7 @@
 
 #include "sim_balance.h"
 #include "sim_fracture.h"
+#include "sim_output.h"
 #include "sim_relax.h"
 
 /* The most force terms a run merges (modules' and common ones). */
@@ -66,7 +67,6 @@ typedef struct shard_sim_term {
 
 struct shard_sim {
     shard_comm *comm;
-    shard_insitu *insitu;         /* Catalyst scripts, or NULL */
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
@@ -110,19 +110,14 @@ struct shard_sim {
     shard_timer timer;
     int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_other;
     double loop_wall;
-    shard_output *out;            /* NULL: no output section (or no HDF5) */
-    shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
-    long last_output;             /* step of the last output written or inherited from a restart, or -1 */
+    shard_sim_output_state io;    /* output, checkpoints, in-situ scripts (run.c) */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
     void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
                                                         * the checkpoint before its particles are handed out */
     size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
-    int warned_inverted;          /* the warning about inverted particles has been printed */
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
     shard_sim_relax_state relax;  /* the relax stage (relax.c) */
-    void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
-    size_t col_cap[SHARD_OUT_COUNT];
     shard_sim_balance_state bal;  /* load balancing (balance.c) */
     uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
     int ph_balance;               /* timer phase "Balance" */
