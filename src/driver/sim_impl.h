@@ -10,9 +10,11 @@
  *   run.c       the run loop: output, checkpoints and in-situ scripts on their intervals, progress
  *   report.c    the end-of-run report and the `shard check` summary
  *   services.c  the collective services handed to the modules' hooks
- * Calls between the files run one way (no loop): run and report at the top; setup builds through startup,
- * balance, fracture and step; balance calls startup, fracture and step; step calls fracture; all of them may call
- * modules, which calls no other driver file.
+ *   partition_report.c  `shard partition`'s report
+ * Calls between the files run one way (no loop), from the top down: report and partition_report; setup (which
+ * calls run for the writers); run; balance and relax; services, startup and step; fracture; modules, which
+ * calls no other driver file.  Each part of the record below that has its own header (sim_*.h) is written by
+ * its file alone.
  * Nothing here calls MPI: exchanges and reductions go through decomposition/.
  */
 #ifndef SHARD_SIM_IMPL_H
