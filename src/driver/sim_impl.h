@@ -73,9 +73,6 @@ struct shard_sim {
     shard_particles p;
     shard_csr bonds, cand;
     uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken */
-    shard_sim_fracture_state frac;  /* breaking bonds (fracture.c) */
-    shard_sim_fragment_state frag;  /* the fragment analysis (fracture.c) */
-    int ph_fracture;              /* timer phase "Fracture" */
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */
     shard_phys phys;              /* what physics hooks see (points into this record) */
@@ -110,19 +107,21 @@ struct shard_sim {
     int64_t contacts_local;
     long rebuilds;
     shard_timer timer;
-    int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_other;
+    int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_fracture, ph_balance, ph_other; /* its phases */
     double loop_wall;
-    shard_sim_output_state io;    /* output, checkpoints, in-situ scripts (run.c) */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
     void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
                                                         * the checkpoint before its particles are handed out */
     size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
-    shard_sim_relax_state relax;  /* the relax stage (relax.c) */
-    shard_sim_balance_state bal;  /* load balancing (balance.c) */
     uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
-    int ph_balance;               /* timer phase "Balance" */
+    /* The parts, each written by its own file alone (sim_*.h): */
+    shard_sim_fracture_state frac;  /* breaking bonds (fracture.c) */
+    shard_sim_fragment_state frag;  /* the fragment analysis (fracture.c) */
+    shard_sim_balance_state bal;  /* load balancing (balance.c) */
+    shard_sim_relax_state relax;  /* the relax stage (relax.c) */
+    shard_sim_output_state io;    /* output, checkpoints, in-situ scripts (run.c) */
 };
 
 /* startup.c */
