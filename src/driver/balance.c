@@ -3,6 +3,7 @@
 #include "sim_impl.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +19,18 @@ void shard_sim_balance_setup(shard_sim *s)
 {
     /* The first check is `every` steps into the run (or after its restart): the start's METIS partition, or
      * the restart's, is balanced already. */
-    s->balance_last = s->step;
-    s->dec_prev_step = s->step;
+    s->bal.last = s->step;
+    s->bal.dec_prev_step = s->step;
     if (s->scene.balance.enabled && shard_comm_size(s->comm) > 1) {
         static const shard_balancer_method methods[] = {[SHARD_BALANCE_RCB] = SHARD_BALANCER_RCB,
                                                         [SHARD_BALANCE_HSFC] = SHARD_BALANCER_HSFC,
                                                         [SHARD_BALANCE_GRAPH] = SHARD_BALANCER_GRAPH};
-        s->balancer = shard_balancer_create(s->comm, methods[s->scene.balance.method]);
-        s->ghost_base = shard_sim_contact_ghosts_max(s);
+        s->bal.balancer = shard_balancer_create(s->comm, methods[s->scene.balance.method]);
+        s->bal.ghost_base = shard_sim_contact_ghosts_max(s);
     }
 }
+
+void shard_sim_balance_free(shard_sim *s) { shard_balancer_destroy(&s->bal.balancer); }
 
 /* The force phases' time on this rank so far (the solid's and contact's terms, the neighbour search, the
  * fracture passes). */
@@ -57,8 +60,8 @@ static double shard_sim_cost(shard_sim *s, double *w, int measure)
         total += w[i];
     }
     if (s->scene.balance.cost == SHARD_BALANCE_COST_TIME && measure) {
-        double now = shard_sim_force_time(s), t = now - s->balance_time_prev;
-        s->balance_time_prev = now;
+        double now = shard_sim_force_time(s), t = now - s->bal.time_prev;
+        s->bal.time_prev = now;
         if (t > 0.0 && total > 0.0) {
             for (size_t i = 0; i < p->n_owned; i++)
                 w[i] *= t / total;
@@ -74,109 +77,6 @@ static double shard_sim_imbalance(shard_sim *s, double local)
     shard_comm_sum(s->comm, &sum, 1);
     double max = shard_comm_max(s->comm, local);
     return sum > 0.0 ? max / (sum / shard_comm_size(s->comm)) : 1.0;
-}
-
-static int shard_sim_cmp_frag(const void *key, const void *elem)
-{
-    int64_t a = *(const int64_t *)key, b = ((const shard_fragment *)elem)->label;
-    return (a > b) - (a < b);
-}
-
-static int shard_sim_cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
-static int shard_sim_cmp_frags(const void *x, const void *y)
-{
-    return shard_sim_cmp_i64(&((const shard_fragment *)x)->label, &((const shard_fragment *)y)->label);
-}
-
-/* The fragment labelled l among n sorted by label, or NULL. */
-static const shard_fragment *shard_sim_find_fragment(const shard_fragment *f, size_t n, int64_t l)
-{
-    return n ? bsearch(&l, f, n, sizeof *f, shard_sim_cmp_frag) : NULL;
-}
-
-/* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
- * the fragment analysis holds each fragment on one rank (this one when all its particles are here, otherwise
- * the rank label mod ranks), so the others ask that rank, once per fragment.  Collective. */
-static void shard_sim_fragment_centres(shard_sim *s, double *centre, double *count)
-{
-    shard_sim_fragments(s);
-    const shard_particles *p = &s->p;
-    int size = shard_comm_size(s->comm), me = shard_comm_rank(s->comm);
-    /* the labels of the fragments held elsewhere, each once, in increasing order */
-    int64_t *want = shard_malloc((p->n_owned + 1) * sizeof *want);
-    size_t n_want = 0;
-    for (size_t i = 0; i < p->n_owned; i++) {
-        int64_t l = s->frag_label[i];
-        if (l >= 0 && !shard_sim_find_fragment(s->frags, s->n_frags, l))
-            want[n_want++] = l;
-    }
-    if (n_want > 1)
-        qsort(want, n_want, sizeof *want, shard_sim_cmp_i64);
-    size_t u = 0;
-    for (size_t q = 0; q < n_want; q++)
-        if (u == 0 || want[u - 1] != want[q])
-            want[u++] = want[q];
-    n_want = u;
-    /* requests (label, asking rank) grouped by holder; answers (label, count, centre bits x 3) by asker */
-    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask), *at = shard_calloc((size_t)size + 1, sizeof *at);
-    for (size_t q = 0; q < n_want; q++)
-        n_ask[want[q] % size] += 2;
-    for (int r = 1; r < size; r++)
-        at[r] = at[r - 1] + n_ask[r - 1];
-    int64_t *ask = shard_malloc((2 * n_want + 1) * sizeof *ask);
-    for (size_t q = 0; q < n_want; q++) {
-        size_t r = (size_t)(want[q] % size);
-        ask[at[r]++] = want[q], ask[at[r]++] = me;
-    }
-    size_t n_got = 0;
-    int64_t *got = shard_comm_exchange_i64(s->comm, ask, n_ask, &n_got);
-    memset(n_ask, 0, ((size_t)size + 1) * sizeof *n_ask);
-    memset(at, 0, ((size_t)size + 1) * sizeof *at);
-    for (size_t k = 0; k + 1 < n_got; k += 2)
-        n_ask[got[k + 1]] += 5;
-    for (int r = 1; r < size; r++)
-        at[r] = at[r - 1] + n_ask[r - 1];
-    int64_t *ans = shard_malloc((5 * (n_got / 2) + 1) * sizeof *ans);
-    for (size_t k = 0; k + 1 < n_got; k += 2) {
-        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, got[k]);
-        int64_t *a = ans + at[got[k + 1]];
-        at[got[k + 1]] += 5;
-        a[0] = got[k], a[1] = f ? f->count : 0;
-        double c[3] = {NAN, NAN, NAN};
-        if (f)
-            memcpy(c, f->center, sizeof c);
-        memcpy(a + 2, c, sizeof c);
-    }
-    size_t n_back = 0;
-    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ask, &n_back);
-    /* the answers come grouped by holder: sorted by label for the lookup */
-    size_t nb = n_back / 5;
-    shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
-    for (size_t q = 0; q < nb; q++) {
-        known[q].label = back[5 * q], known[q].count = back[5 * q + 1];
-        memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
-    }
-    if (nb > 1)
-        qsort(known, nb, sizeof *known, shard_sim_cmp_frags);
-    for (size_t i = 0; i < p->n_owned; i++) {
-        centre[3 * i] = NAN, count[i] = 0.0;
-        int64_t l = s->frag_label[i];
-        if (l < 0)
-            continue;
-        const shard_fragment *f = shard_sim_find_fragment(s->frags, s->n_frags, l);
-        if (!f)
-            f = shard_sim_find_fragment(known, nb, l);
-        if (f) {
-            memcpy(centre + 3 * i, f->center, sizeof f->center);
-            count[i] = (double)f->count;
-        }
-    }
-    free(want), free(n_ask), free(at), free(ask), free(got), free(ans), free(back), free(known);
 }
 
 /* Where the geometric methods see each owned particle: the centre of its fragment (bodies that can break) or of
@@ -198,7 +98,7 @@ static void shard_sim_balance_points(shard_sim *s, double *where)
     }
     shard_comm_sum(s->comm, sum, (int)(4 * nb));
     double *fc = NULL, *fn = NULL;
-    if (s->fracture) {
+    if (s->frac.on) {
         fc = shard_malloc((3 * p->n_owned + 3) * sizeof *fc);
         fn = shard_malloc((p->n_owned + 1) * sizeof *fn);
         shard_sim_fragment_centres(s, fc, fn);
@@ -206,7 +106,7 @@ static void shard_sim_balance_points(shard_sim *s, double *where)
     for (size_t i = 0; i < p->n_owned; i++) {
         int b = p->body[i];
         const double *src = p->x + 3 * i;
-        if (s->self_contact[b]) {
+        if (s->frac.self_contact[b]) {
             if (fc && !isnan(fc[3 * i]) && fn[i] <= share)
                 src = fc + 3 * i;
         } else if ((double)s->body_count[b] <= share && sum[4 * (size_t)b + 3] > 0.0) {
@@ -246,7 +146,7 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
         s->halo_bytes_past -= shard_halo_bytes(halos[m]);
     }
     free(blocks), free(halos), free(has_halo);
-    shard_output_owners_changed(s->out);
+    shard_output_owners_changed(s->io.out);
     shard_sim_masses(s);
     shard_sim_fracture_redistributed(s);
     shard_sim_prepare_local(s);
@@ -263,26 +163,26 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
 void shard_sim_balance(shard_sim *s, int quiet)
 {
     const shard_balance_def *bd = &s->scene.balance;
-    if (!s->balancer || s->step % bd->every != 0 || s->step == s->balance_last)
+    if (!s->bal.balancer || s->step % bd->every != 0 || s->step == s->bal.last)
         return;
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
     double t0 = shard_wtime();
-    s->balance_last = s->step;
+    s->bal.last = s->step;
     shard_particles *p = &s->p;
     double *w = shard_malloc((p->n_owned + 1) * sizeof *w);
     double before = shard_sim_imbalance(s, shard_sim_cost(s, w, 1));
-    if (s->balance_checks++ == 0)
-        s->imb_first = before;
-    s->imb_max = fmax(s->imb_max, before);
+    if (s->bal.checks++ == 0)
+        s->bal.imb_first = before;
+    s->bal.imb_max = fmax(s->bal.imb_max, before);
     /* Contact ghosts that grew past ghost_growth x their number after the last partition (and past a tenth of
      * the average owned particles, so that bodies coming into contact do not trigger it) mean that ranks own
      * particles far apart: fragments flying apart. */
     double ghosts = shard_sim_contact_ghosts_max(s);
     double floor = 0.1 * (double)s->n_global / shard_comm_size(s->comm);
-    int grown = bd->ghost_growth > 0.0 && ghosts > bd->ghost_growth * fmax(s->ghost_base, floor);
+    int grown = bd->ghost_growth > 0.0 && ghosts > bd->ghost_growth * fmax(s->bal.ghost_base, floor);
     if (!grown && before <= bd->threshold && bd->threshold > 1.0) {
         free(w);
-        s->balance_seconds += shard_wtime() - t0;
+        s->bal.seconds += shard_wtime() - t0;
         shard_timer_stamp(&s->timer, s->ph_balance, shard_wtime());
         return;
     }
@@ -293,7 +193,7 @@ void shard_sim_balance(shard_sim *s, int quiet)
     shard_error e;
     double *where = shard_malloc((3 * p->n_owned + 3) * sizeof *where);
     shard_sim_balance_points(s, where);
-    int rc = shard_balancer_partition(s->balancer, p, where, w, s->phys.bonds, halos, s->n_modules, dest, &e);
+    int rc = shard_balancer_partition(s->bal.balancer, p, where, w, s->phys.bonds, halos, s->n_modules, dest, &e);
     free(where);
     if (rc)
         shard_fail_all(s->comm, e.code, e.msg);
@@ -304,7 +204,7 @@ void shard_sim_balance(shard_sim *s, int quiet)
         leaving += dest[i] != shard_comm_rank(s->comm);
     if (shard_comm_sum_i64(s->comm, leaving) == 0) {
         free(dest), free(w);
-        s->balance_seconds += shard_wtime() - t0;
+        s->bal.seconds += shard_wtime() - t0;
         if (shard_comm_rank(s->comm) == 0 && !quiet) {
             printf("balance step %ld: imbalance %.3f, the new partition is the current one (partition %.3g s)\n",
                    s->step, before, t1 - t0);
@@ -330,18 +230,18 @@ void shard_sim_balance(shard_sim *s, int quiet)
     free(dest);
     int64_t moved = shard_comm_sum_i64(s->comm, st.sent);
     uint64_t bytes = shard_comm_sum_u64(s->comm, st.bytes);
-    s->balance_runs++;
-    s->ghost_triggers += grown && before <= bd->threshold;
-    s->ghost_base = shard_sim_contact_ghosts_max(s);
-    s->balance_moved += moved;
-    s->balance_bytes += st.bytes;
-    s->imb_last_before = before, s->imb_last_after = after;
+    s->bal.runs++;
+    s->bal.ghost_triggers += grown && before <= bd->threshold;
+    s->bal.ghost_base = shard_sim_contact_ghosts_max(s);
+    s->bal.moved += moved;
+    s->bal.bytes += st.bytes;
+    s->bal.imb_last_before = before, s->bal.imb_last_after = after;
     double t2 = shard_wtime();
-    s->balance_seconds += t2 - t0;
+    s->bal.seconds += t2 - t0;
     if (shard_comm_rank(s->comm) == 0 && !quiet) {
         printf("balance step %ld: imbalance %.3f -> %.3f, contact ghosts (busiest rank) %.0f -> %.0f, %lld "
                "particle(s) moved (%.4g MB) in %.3g s (partition %.3g s, migration %.3g s), edge cut %lld -> %lld\n",
-               s->step, before, after, ghosts, s->ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
+               s->step, before, after, ghosts, s->bal.ghost_base, (long long)moved, (double)bytes / 1e6, t2 - t0,
                t1 - t0, t2 - t1, (long long)cut_before, (long long)s->edge_cut);
         fflush(stdout);
     }
@@ -359,7 +259,7 @@ uint64_t shard_sim_bond_halo_bytes(const shard_sim *s)
 
 uint64_t shard_sim_bytes_sent(const shard_sim *s)
 {
-    return shard_sim_bond_halo_bytes(s) + shard_ghosts_bytes(s->ghosts) + s->balance_bytes;
+    return shard_sim_bond_halo_bytes(s) + shard_ghosts_bytes(s->ghosts) + s->bal.bytes;
 }
 
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
@@ -369,9 +269,9 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     double imb = shard_sim_imbalance(s, shard_sim_cost(s, w, 0));
     free(w);
     uint64_t bytes = shard_sim_bytes_sent(s);
-    long steps = s->dec_prev_step >= 0 ? s->step - s->dec_prev_step : 0;
-    double per_step = steps > 0 ? (double)(bytes - s->dec_prev_bytes) / (double)steps : 0.0;
-    s->dec_prev_step = s->step, s->dec_prev_bytes = bytes;
+    long steps = s->bal.dec_prev_step >= 0 ? s->step - s->bal.dec_prev_step : 0;
+    double per_step = steps > 0 ? (double)(bytes - s->bal.dec_prev_bytes) / (double)steps : 0.0;
+    s->bal.dec_prev_step = s->step, s->bal.dec_prev_bytes = bytes;
     enum { OWN, BOND, CONTACT, BYTES, NV };
     double v[NV] = {(double)p->n_owned, (double)p->n_bond_ghost, (double)(p->n_local - p->n_owned - p->n_bond_ghost),
                     per_step};
@@ -382,10 +282,10 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     double np = (double)shard_comm_size(s->comm);
     char line[512];
     snprintf(line, sizeof line, "%ld,%.9g,%d,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.4f,%lld,%ld,%lld\n", s->step,
-             shard_sim_time(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
+             shard_sim_now(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
              max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
-             s->balance_runs, (long long)s->balance_moved);
-    return shard_output_csv(s->out, s->comm, "decomposition.csv",
+             s->bal.runs, (long long)s->bal.moved);
+    return shard_output_csv(s->io.out, s->comm, "decomposition.csv",
                             "step,time,ranks,owned_max,owned_avg,bond_ghosts_max,bond_ghosts_avg,contact_ghosts_max,"
                             "contact_ghosts_avg,bytes_per_step_max,bytes_per_step_avg,cost_imbalance,edge_cut,"
                             "migrations,particles_moved\n",

@@ -2,8 +2,12 @@
  * bonds and turns particles whose stencil collapsed into debris (rules in fracture.h, kernels in the matter
  * modules).  Decisions are local to each bond's two owners, which reach the same verdict from the same bits;
  * the only messages are one allreduce per round ("did any rank make debris?") and, when one did, a halo
- * exchange of a flag per particle so that its partners break their side of its bonds. */
+ * exchange of a flag per particle so that its partners break their side of its bonds.  Then the fragment
+ * analysis: labels, the fragments and their statistics, the fragment centres the balancer asks for, and the
+ * fragment tables of the output.  Its state is the record's two fracture parts (sim_fracture.h). */
 #include "sim_impl.h"
+
+#include "shard/sorted.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -11,67 +15,86 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* s->active = the unbroken entries of s->bonds, row by row (rows stay sorted by partner id), rebuilt from row
+/* s->frac.active = the unbroken entries of s->bonds, row by row (rows stay sorted by partner id), rebuilt from row
  * `from` on (the rows before it are unchanged). */
 static void shard_sim_active_rebuild(shard_sim *s, size_t from)
 {
     const shard_csr *r = &s->bonds;
     size_t n = r->n, nb = (size_t)r->start[n];
     if (from == 0) {
-        shard_csr_reserve(&s->active, n, nb + 1);
-        s->active.n = n;
-        s->active.start[0] = 0;
+        shard_csr_reserve(&s->frac.active, n, nb + 1);
+        s->frac.active.n = n;
+        s->frac.active.start[0] = 0;
     }
-    int64_t k = s->active.start[from];
+    int64_t k = s->frac.active.start[from];
     for (size_t i = from; i < n; i++) {
         for (int64_t b = r->start[i]; b < r->start[i + 1]; b++)
             if (!s->bond_broken[b])
-                s->active.idx[k++] = r->idx[b];
-        s->active.start[i + 1] = k;
+                s->frac.active.idx[k++] = r->idx[b];
+        s->frac.active.start[i + 1] = k;
     }
 }
 
 void shard_sim_fracture_setup(shard_sim *s)
 {
     const shard_scene *sc = &s->scene;
-    s->self_contact = shard_calloc((size_t)sc->n_bodies + 1, 1);
-    s->fracture = 0;
+    s->frag.step = -1;
+    s->frac.self_contact = shard_calloc((size_t)sc->n_bodies + 1, 1);
+    s->frac.on = 0;
     for (int b = 0; b < sc->n_bodies; b++) {
         const shard_matter *m = shard_sim_module_of(s, b)->def;
         if (m->breakable && m->break_bonds && m->breakable(sc, b) && m->bond_radius && m->bond_radius(sc, b) > 0.0)
-            s->self_contact[b] = 1, s->fracture = 1;
+            s->frac.self_contact[b] = 1, s->frac.on = 1;
         /* a notched body's faces touch too, breakable or not; and bodies whose module needs its own
          * particles nearby (cloth collisions) */
         if (sc->bodies[b].n_notches > 0 || m->contact_reach)
-            s->self_contact[b] = 1;
+            s->frac.self_contact[b] = 1;
     }
-    if (s->fracture)
+    if (s->frac.on)
         shard_sim_active_rebuild(s, 0);
 }
 
 void shard_sim_fracture_redistributed(shard_sim *s)
 {
-    if (s->fracture)
+    if (s->frac.on)
         shard_sim_active_rebuild(s, 0);
-    s->frag_step = -1; /* the labels were per owned particle */
+    s->frag.step = -1; /* the labels were per owned particle */
 }
 
-static int shard_sim_cmp_i32(const void *a, const void *b)
+void shard_sim_fracture_free(shard_sim *s)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
+    shard_csr_free(&s->frac.active);
+    free(s->frag.label), free(s->frag.list);
+    free(s->frac.self_contact), free(s->frac.changed), free(s->frac.debris), free(s->frac.flag), free(s->frac.lost);
 }
 
-size_t shard_sim_unique(int32_t *list, size_t n)
+/* Sorts and de-duplicates list[0..n); returns the new length. */
+static size_t shard_sim_unique(int32_t *list, size_t n)
 {
     if (n < 2)
         return n;
-    qsort(list, n, sizeof *list, shard_sim_cmp_i32);
+    qsort(list, n, sizeof *list, shard_sorted_cmp_i32);
     size_t m = 1;
     for (size_t k = 1; k < n; k++)
         if (list[k] != list[m - 1])
             list[m++] = list[k];
     return m;
+}
+
+void shard_sim_fracture_rebuilt(shard_sim *s) { s->frac.cand_stale = 0, s->frac.n_lost = 0; }
+
+void shard_sim_fracture_reopen(shard_sim *s)
+{
+    if (!s->frac.cand_stale)
+        return;
+    /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned or bond
+     * ghosts, so only the rows of this rank's particles that lost bonds change (no ghost changes; x_build
+     * stays): the broken partners within reach join them. */
+    s->frac.n_lost = shard_sim_unique(s->frac.lost, s->frac.n_lost);
+    shard_neighbor_contacts_reopen(&s->p, s->reach_radius, s->skin, &s->bonds, s->bond_broken, s->frac.lost,
+                                   s->frac.n_lost, &s->cand);
+    s->frac.cand_stale = 0, s->frac.n_lost = 0;
+    shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
 void shard_sim_fracture_sync(shard_sim *s)
@@ -93,7 +116,7 @@ void shard_sim_fracture_sync(shard_sim *s)
 }
 
 /* Each module's rebond (or, with `losing`, its losing hook) on its share of the sorted list changed[0..n)
- * (modules' owned particles are contiguous ranges); the debris they report is appended to s->frac_debris.
+ * (modules' owned particles are contiguous ranges); the debris they report is appended to s->frac.debris.
  * Returns its count; *row_changed is set when a module changed its sync row. */
 static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n, int losing, int *row_changed)
 {
@@ -109,20 +132,20 @@ static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n, i
         if (losing && md->def->losing)
             md->def->losing(&mc, changed + q0, q - q0);
         else if (!losing && md->def->rebond)
-            nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac_debris + nd, row_changed);
+            nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac.debris + nd, row_changed);
     }
     return nd;
 }
 
 void shard_sim_fracture(shard_sim *s)
 {
-    if (!s->fracture)
+    if (!s->frac.on)
         return;
     shard_particles *p = &s->p;
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
-    shard_reserve((void **)&s->frac_changed, &s->frac_cap, p->n_owned + 1, sizeof *s->frac_changed);
-    size_t cap = s->frac_cap;
-    s->frac_debris = shard_realloc(s->frac_debris, cap * sizeof *s->frac_debris);
+    shard_reserve((void **)&s->frac.changed, &s->frac.cap, p->n_owned + 1, sizeof *s->frac.changed);
+    size_t cap = s->frac.cap;
+    s->frac.debris = shard_realloc(s->frac.debris, cap * sizeof *s->frac.debris);
     size_t nc = 0;
     for (int m = 0; m < s->n_modules; m++) {
         shard_sim_module *md = &s->mod[m];
@@ -136,7 +159,7 @@ void shard_sim_fracture(shard_sim *s)
             shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime()); /* exchanges and their waits: Comm */
         }
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac_changed + nc);
+        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac.changed + nc);
     }
     /* Rounds: the particles that lost bonds recompute their moments; those left without a 3D stencil break
      * every bond they still have, their partners (told by a flag through the halo) break theirs, and the
@@ -144,16 +167,16 @@ void shard_sim_fracture(shard_sim *s)
      * reduction says whether some rank changed a module's sync row (which particles are bond-based). */
     int row_changed = 0;
     for (;;) {
-        nc = shard_sim_unique(s->frac_changed, nc);
+        nc = shard_sim_unique(s->frac.changed, nc);
         if (nc) { /* the list is sorted: rows before its first entry keep their bonds */
-            shard_sim_rebond(s, s->frac_changed, nc, 1, NULL); /* phys.bonds still has the lost ones */
-            shard_sim_active_rebuild(s, (size_t)s->frac_changed[0]);
-            s->cand_stale = 1;
-            shard_reserve((void **)&s->frac_lost, &s->frac_lost_cap, s->n_lost + nc, sizeof *s->frac_lost);
-            memcpy(s->frac_lost + s->n_lost, s->frac_changed, nc * sizeof *s->frac_lost);
-            s->n_lost += nc;
+            shard_sim_rebond(s, s->frac.changed, nc, 1, NULL); /* phys.bonds still has the lost ones */
+            shard_sim_active_rebuild(s, (size_t)s->frac.changed[0]);
+            s->frac.cand_stale = 1;
+            shard_reserve((void **)&s->frac.lost, &s->frac.lost_cap, s->frac.n_lost + nc, sizeof *s->frac.lost);
+            memcpy(s->frac.lost + s->frac.n_lost, s->frac.changed, nc * sizeof *s->frac.lost);
+            s->frac.n_lost += nc;
         }
-        size_t nd = shard_sim_rebond(s, s->frac_changed, nc, 0, &row_changed);
+        size_t nd = shard_sim_rebond(s, s->frac.changed, nc, 0, &row_changed);
         int any[2] = {nd > 0, row_changed};
         shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
         shard_comm_max_ints(s->comm, any, 2);
@@ -162,30 +185,30 @@ void shard_sim_fracture(shard_sim *s)
         if (!any[0])
             break;
         size_t nl = p->n_owned + p->n_bond_ghost;
-        shard_reserve((void **)&s->frac_flag, &s->frac_flag_cap, nl + 1, sizeof *s->frac_flag);
-        memset(s->frac_flag, 0, (nl + 1) * sizeof *s->frac_flag);
+        shard_reserve((void **)&s->frac.flag, &s->frac.flag_cap, nl + 1, sizeof *s->frac.flag);
+        memset(s->frac.flag, 0, (nl + 1) * sizeof *s->frac.flag);
         nc = 0;
         for (size_t q = 0; q < nd; q++) {
-            size_t d = (size_t)s->frac_debris[q];
-            s->frac_flag[d] = 1.0;
+            size_t d = (size_t)s->frac.debris[q];
+            s->frac.flag[d] = 1.0;
             for (int64_t b = s->bonds.start[d]; b < s->bonds.start[d + 1]; b++)
                 s->bond_broken[b] = 1;
-            s->frac_changed[nc++] = (int32_t)d;
+            s->frac.changed[nc++] = (int32_t)d;
         }
         shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
         for (int m = 0; m < s->n_modules; m++)
             if (s->mod[m].halo) {
-                shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->frac_flag, 1);
+                shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->frac.flag, 1);
                 shard_halo_forward(s->mod[m].halo, 1, &f);
             }
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         for (size_t i = 0; i < p->n_owned; i++) {
             int lost = 0;
             for (int64_t b = s->bonds.start[i]; b < s->bonds.start[i + 1]; b++)
-                if (!s->bond_broken[b] && s->frac_flag[s->bonds.idx[b]] != 0.0)
+                if (!s->bond_broken[b] && s->frac.flag[s->bonds.idx[b]] != 0.0)
                     s->bond_broken[b] = 1, lost = 1;
             if (lost)
-                s->frac_changed[nc++] = (int32_t)i;
+                s->frac.changed[nc++] = (int32_t)i;
         }
     }
     if (row_changed)
@@ -195,45 +218,132 @@ void shard_sim_fracture(shard_sim *s)
 
 void shard_sim_fragments(shard_sim *s)
 {
-    if (!s->fracture || s->frag_step == s->step)
+    if (!s->frac.on || s->frag.step == s->step)
         return;
     double t0 = shard_wtime();
     const shard_scene *sc = &s->scene;
     double m0 = INFINITY;
     for (int b = 0; b < sc->n_bodies; b++)
-        if (s->self_contact[b]) {
+        if (s->frac.self_contact[b]) {
             const shard_body_def *bd = &sc->bodies[b];
             m0 = fmin(m0, sc->materials[bd->material].density * bd->spacing * bd->spacing * bd->spacing);
         }
     shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
-    shard_reserve((void **)&s->frag_label, &s->frag_label_cap, s->p.n_owned + s->p.n_bond_ghost + 1,
-                  sizeof *s->frag_label);
-    free(s->frags);
-    shard_fragments_find(s->comm, &s->p, &s->active, halos, s->n_modules, s->self_contact, m0, sc->fragments.fit_min,
-                         s->frag_label, &s->frags, &s->n_frags, &s->frag_stats);
-    s->frag_step = s->step;
-    s->frag_seconds += shard_wtime() - t0;
-    s->frag_runs++;
+    shard_reserve((void **)&s->frag.label, &s->frag.label_cap, s->p.n_owned + s->p.n_bond_ghost + 1,
+                  sizeof *s->frag.label);
+    free(s->frag.list);
+    shard_fragments_find(s->comm, &s->p, &s->frac.active, halos, s->n_modules, s->frac.self_contact, m0,
+                         sc->fragments.fit_min, s->frag.label, &s->frag.list, &s->frag.n, &s->frag.stats);
+    s->frag.step = s->step;
+    s->frag.seconds += shard_wtime() - t0;
+    s->frag.runs++;
+}
+
+/* The fragment labelled l among n sorted by label, or NULL. */
+static const shard_fragment *shard_sim_find_fragment(const shard_fragment *f, size_t n, int64_t l)
+{
+    size_t i = shard_sorted_lower_i64_at(f, n, sizeof *f, offsetof(shard_fragment, label), l);
+    return i < n && f[i].label == l ? &f[i] : NULL;
+}
+
+/* The centre and size of the fragment of every owned particle of a body that can break (NaN centre: none):
+ * the fragment analysis holds each fragment on one rank (this one when all its particles are here, otherwise
+ * the rank label mod ranks), so the others ask that rank, once per fragment.  Collective. */
+void shard_sim_fragment_centres(shard_sim *s, double *centre, double *count)
+{
+    shard_sim_fragments(s);
+    const shard_particles *p = &s->p;
+    int size = shard_comm_size(s->comm), me = shard_comm_rank(s->comm);
+    /* the labels of the fragments held elsewhere, each once, in increasing order */
+    int64_t *want = shard_malloc((p->n_owned + 1) * sizeof *want);
+    size_t n_want = 0;
+    for (size_t i = 0; i < p->n_owned; i++) {
+        int64_t l = s->frag.label[i];
+        if (l >= 0 && !shard_sim_find_fragment(s->frag.list, s->frag.n, l))
+            want[n_want++] = l;
+    }
+    if (n_want > 1)
+        qsort(want, n_want, sizeof *want, shard_sorted_cmp_i64);
+    size_t u = 0;
+    for (size_t q = 0; q < n_want; q++)
+        if (u == 0 || want[u - 1] != want[q])
+            want[u++] = want[q];
+    n_want = u;
+    /* requests (label, asking rank) grouped by holder; answers (label, count, centre bits x 3) by asker */
+    size_t *n_ask = shard_calloc((size_t)size + 1, sizeof *n_ask), *at = shard_calloc((size_t)size + 1, sizeof *at);
+    for (size_t q = 0; q < n_want; q++)
+        n_ask[want[q] % size] += 2;
+    for (int r = 1; r < size; r++)
+        at[r] = at[r - 1] + n_ask[r - 1];
+    int64_t *ask = shard_malloc((2 * n_want + 1) * sizeof *ask);
+    for (size_t q = 0; q < n_want; q++) {
+        size_t r = (size_t)(want[q] % size);
+        ask[at[r]++] = want[q], ask[at[r]++] = me;
+    }
+    size_t n_got = 0;
+    int64_t *got = shard_comm_exchange_i64(s->comm, ask, n_ask, &n_got);
+    memset(n_ask, 0, ((size_t)size + 1) * sizeof *n_ask);
+    memset(at, 0, ((size_t)size + 1) * sizeof *at);
+    for (size_t k = 0; k + 1 < n_got; k += 2)
+        n_ask[got[k + 1]] += 5;
+    for (int r = 1; r < size; r++)
+        at[r] = at[r - 1] + n_ask[r - 1];
+    int64_t *ans = shard_malloc((5 * (n_got / 2) + 1) * sizeof *ans);
+    for (size_t k = 0; k + 1 < n_got; k += 2) {
+        const shard_fragment *f = shard_sim_find_fragment(s->frag.list, s->frag.n, got[k]);
+        int64_t *a = ans + at[got[k + 1]];
+        at[got[k + 1]] += 5;
+        a[0] = got[k], a[1] = f ? f->count : 0;
+        double c[3] = {NAN, NAN, NAN};
+        if (f)
+            memcpy(c, f->center, sizeof c);
+        memcpy(a + 2, c, sizeof c);
+    }
+    size_t n_back = 0;
+    int64_t *back = shard_comm_exchange_i64(s->comm, ans, n_ask, &n_back);
+    /* the answers come grouped by holder: sorted by label (a fragment's first member) for the lookup */
+    size_t nb = n_back / 5;
+    shard_fragment *known = shard_calloc(nb + 1, sizeof *known);
+    for (size_t q = 0; q < nb; q++) {
+        known[q].label = back[5 * q], known[q].count = back[5 * q + 1];
+        memcpy(known[q].center, back + 5 * q + 2, sizeof known[q].center);
+    }
+    if (nb > 1)
+        qsort(known, nb, sizeof *known, shard_sorted_cmp_i64);
+    for (size_t i = 0; i < p->n_owned; i++) {
+        centre[3 * i] = NAN, count[i] = 0.0;
+        int64_t l = s->frag.label[i];
+        if (l < 0)
+            continue;
+        const shard_fragment *f = shard_sim_find_fragment(s->frag.list, s->frag.n, l);
+        if (!f)
+            f = shard_sim_find_fragment(known, nb, l);
+        if (f) {
+            memcpy(centre + 3 * i, f->center, sizeof f->center);
+            count[i] = (double)f->count;
+        }
+    }
+    free(want), free(n_ask), free(at), free(ask), free(got), free(ans), free(back), free(known);
 }
 
 const shard_fragment_stats *shard_sim_fragment_stats(shard_sim *s, const shard_fragment **frags, size_t *n_frags)
 {
-    if (!s->fracture)
+    if (!s->frac.on)
         return NULL;
     shard_sim_fragments(s);
     if (frags)
-        *frags = s->frags;
+        *frags = s->frag.list;
     if (n_frags)
-        *n_frags = s->n_frags;
-    return &s->frag_stats;
+        *n_frags = s->frag.n;
+    return &s->frag.stats;
 }
 
 int64_t shard_sim_broken_bonds(shard_sim *s)
 {
     int64_t n = 0;
-    if (s->fracture)
+    if (s->frac.on)
         for (int64_t b = 0; b < s->bonds.start[s->p.n_owned]; b++)
             n += s->bond_broken[b];
     /* every bond has an entry in each of its two rows */
@@ -265,10 +375,10 @@ static void shard_sim_fragment_histogram(const shard_fragment_stats *st, size_t 
 
 int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g)
 {
-    if (!s->fracture)
+    if (!s->frac.on)
         return 0;
     shard_sim_fragments(s);
-    const shard_fragment_stats *st = &s->frag_stats;
+    const shard_fragment_stats *st = &s->frag.stats;
     size_t nb = (size_t)st->n_bins;
     shard_sim_fragment_histogram(st, nb, v->bin_min, v->bin_max, v->mass, v->cumulative);
     for (size_t k = 0; k < nb; k++)
@@ -292,8 +402,8 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
 {
     memset(ft, 0, sizeof *ft);
     shard_sim_fragments(s);
-    const shard_fragment_stats *st = &s->frag_stats;
-    size_t n = s->n_frags;
+    const shard_fragment_stats *st = &s->frag.stats;
+    size_t n = s->frag.n;
     static const struct {
         const char *name;
         size_t offset;
@@ -311,7 +421,7 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
     };
     int nc = 9;
     for (int q = 0; q < nc; q++) {
-        ft->buf[q] = shard_sim_frag_column(s->frags, n, fc[q].offset, fc[q].k, fc[q].i64);
+        ft->buf[q] = shard_sim_frag_column(s->frag.list, n, fc[q].offset, fc[q].k, fc[q].i64);
         ft->cols[q] = (shard_column){fc[q].name, fc[q].i64 ? SHARD_TYPE_I64 : SHARD_TYPE_F64, fc[q].k, ft->buf[q]};
     }
     int64_t broken = shard_sim_broken_bonds(s);
@@ -351,14 +461,14 @@ void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft)
 
 int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err)
 {
-    const shard_fragment_stats *st = &s->frag_stats;
+    const shard_fragment_stats *st = &s->frag.stats;
     int rank0 = shard_comm_rank(s->comm) == 0;
-    double t = shard_sim_time(s);
+    double t = shard_sim_now(s);
     char line[512];
     snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t,
              (long long)st->n_fragments, st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0,
              st->largest_mass, st->tau, st->tau_error, (long long)st->n_fit, (long long)ft->attrs[9].i);
-    int rc = shard_output_csv(s->out, s->comm, "fragments.csv",
+    int rc = shard_output_csv(s->io.out, s->comm, "fragments.csv",
                               "step,time,n_fragments,largest_fraction,largest_mass,tau,tau_error,n_fit,"
                               "broken_bonds\n", line, err);
     if (rc)
@@ -374,7 +484,7 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
             used += (size_t)snprintf(rows + used, 200, "%ld,%.9g,%.9g,%.9g,%lld,%.9g,%.9g\n", s->step, t, lo[k],
                                      hi[k], (long long)count[k], mass[k], cum[k]);
     }
-    rc = shard_output_csv(s->out, s->comm, "fragments_histogram.csv",
+    rc = shard_output_csv(s->io.out, s->comm, "fragments_histogram.csv",
                           "step,time,bin_min,bin_max,count,mass,cumulative\n", rows, err);
     free(rows);
     return rc;

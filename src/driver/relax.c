@@ -341,7 +341,7 @@ static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double 
         res = sqrt(pr[3]);
     }
     free(xk), free(d), free(a_old);
-    s->relax_iterations = it;
+    s->relax.iterations = it;
     *res_out = res, *r0_out = r0;
     return evals;
 }
@@ -350,7 +350,7 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
 {
     memset(err, 0, sizeof *err);
     const shard_relax_def *rd = &s->scene.relax;
-    if (!rd->enabled || s->step != 0 || s->restarted_at >= 0 || s->relax_steps >= 0)
+    if (!rd->enabled || s->step != 0 || s->restarted_at >= 0 || s->relax.ran)
         return 0;
     shard_particles *p = &s->p;
     int rank = shard_comm_rank(s->comm);
@@ -368,23 +368,24 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
                                           : shard_sim_relax_dynamic(s, x0, quiet, &res, &r0);
     s->phys.dt = dt_run;
     free(x0);
-    s->relax_steps = k;
-    s->relax_residual = res;
-    s->relax_ratio = r0 > 0.0 ? res / r0 : 0.0;
+    s->relax.ran = 1;
+    s->relax.steps = k;
+    s->relax.residual = res;
+    s->relax.ratio = r0 > 0.0 ? res / r0 : 0.0;
     if (res > rd->tolerance * r0) {
         shard_error_set(err, SHARD_EXIT_RUNTIME,
                         "relax: the unbalanced force is still %.3e of its start (%.6g N) after %ld steps, above "
                         "the tolerance %g: raise relax.max_steps (or relax.tolerance), or check that the bodies "
                         "are supported",
-                        s->relax_ratio, res, k, rd->tolerance);
+                        s->relax.ratio, res, k, rd->tolerance);
         return err->code;
     }
     if (rank == 0 && !quiet) {
         char iters[64] = "";
         if (rd->method == SHARD_RELAX_CG)
-            snprintf(iters, sizeof iters, ", %ld iterations", s->relax_iterations);
+            snprintf(iters, sizeof iters, ", %ld iterations", s->relax.iterations);
         printf("Relaxed in %ld steps%s (%.3g s): unbalanced force %.6e N (%.3e of the start)\n", k, iters,
-               shard_wtime() - wall0, res, s->relax_ratio);
+               shard_wtime() - wall0, res, s->relax.ratio);
     }
     return 0;
 }
@@ -392,6 +393,6 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
 long shard_sim_relax_steps(const shard_sim *s, double *ratio)
 {
     if (ratio)
-        *ratio = s->relax_ratio;
-    return s->relax_steps;
+        *ratio = s->relax.ratio;
+    return s->relax.ran ? s->relax.steps : -1;
 }

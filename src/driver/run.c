@@ -1,6 +1,6 @@
 /* The run loop: steps, output, checkpoints and in-situ scripts on their own intervals, progress lines, and the
  * columns that output and in-situ see (see run.h).  The step itself is in step.c, start-up in setup.c, the end
- * report in report.c. */
+ * report in report.c.  The writers and their buffers are the record's output part (sim_output.h). */
 #include "sim_impl.h"
 
 #include "shard/hash.h"
@@ -13,9 +13,9 @@
 
 const shard_particles *shard_sim_particles(const shard_sim *s) { return &s->p; }
 const shard_csr *shard_sim_bonds(const shard_sim *s) { return s->phys.bonds; }
-const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->ckpt); }
+const char *shard_sim_last_checkpoint(const shard_sim *s) { return shard_checkpoint_last_path(s->io.ckpt); }
 const shard_scene *shard_sim_scene(const shard_sim *s) { return &s->scene; }
-double shard_sim_time(const shard_sim *s) { return (double)s->step * s->dt; }
+double shard_sim_time(const shard_sim *s) { return shard_sim_now(s); }
 double shard_sim_dt(const shard_sim *s) { return s->dt; }
 long shard_sim_step_index(const shard_sim *s) { return s->step; }
 long shard_sim_total_steps(const shard_sim *s) { return s->total_steps; }
@@ -48,9 +48,9 @@ static void *shard_sim_col_buffer(shard_sim *s, int f, size_t n)
 {
     const shard_output_field_info *fi = &shard_output_fields[f];
     size_t bytes = n * (size_t)fi->ncomp * shard_field_type_size(fi->type);
-    shard_reserve(&s->col_buf[f], &s->col_cap[f], bytes + 1, 1);
-    memset(s->col_buf[f], 0, bytes + 1);
-    return s->col_buf[f];
+    shard_reserve(&s->io.col_buf[f], &s->io.col_cap[f], bytes + 1, 1);
+    memset(s->io.col_buf[f], 0, bytes + 1);
+    return s->io.col_buf[f];
 }
 
 int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
@@ -83,9 +83,9 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
             material[i] = s->scene.bodies[p->body[i]].material;
         data[SHARD_OUT_MATERIAL] = material;
     }
-    if ((want & 1u << SHARD_OUT_FRAGMENT) && s->fracture) {
+    if ((want & 1u << SHARD_OUT_FRAGMENT) && s->frac.on) {
         shard_sim_fragments(s);
-        data[SHARD_OUT_FRAGMENT] = s->frag_label;
+        data[SHARD_OUT_FRAGMENT] = s->frag.label;
     }
     if (want & 1u << SHARD_OUT_RANK) {
         int32_t *rank = shard_sim_col_buffer(s, SHARD_OUT_RANK, n);
@@ -336,7 +336,7 @@ static void shard_sim_insitu(shard_sim *s)
         f.cells = cb.tri, f.n_cell_cols = 3, f.cell_cols = cb.cols;
     }
     shard_error e;
-    int rc = shard_insitu_execute(s->insitu, s->step, shard_sim_time(s), &f, &e);
+    int rc = shard_insitu_execute(s->io.insitu, s->step, shard_sim_time(s), &f, &e);
     shard_sim_frames_free(&fr);
     shard_sim_cell_block_free(&cb);
     if (rc)
@@ -346,37 +346,46 @@ static void shard_sim_insitu(shard_sim *s)
 int shard_sim_write_output(shard_sim *s, shard_error *err)
 {
     memset(err, 0, sizeof *err);
-    if (!s->out)
+    if (!s->io.out)
         return 0;
     shard_column cols[SHARD_OUT_COUNT];
     int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
     shard_output_table tables[4];
     shard_sim_fragment_tables ft;
-    int n_tables = s->fracture ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
+    int n_tables = s->frac.on ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
     shard_sim_frame_table fr;
     n_tables += shard_sim_frames_make(s, &fr, &tables[n_tables]);
     int64_t *tri;
     shard_column tri_col;
     n_tables += shard_sim_cells_make(s, &tri, &tri_col, &tables[n_tables]);
-    int rc = shard_output_write(s->out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
+    int rc = shard_output_write(s->io.out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
                                 tables, err);
-    if (!rc && s->fracture)
+    if (!rc && s->frac.on)
         rc = shard_sim_fragment_csv(s, &ft, err);
     if (!rc)
         rc = shard_sim_decomposition_csv(s, err);
-    if (s->fracture)
+    if (s->frac.on)
         shard_sim_fragment_tables_free(&ft);
     shard_sim_frames_free(&fr);
     free(tri);
     if (!rc)
-        s->last_output = s->step;
+        s->io.last_output = s->step;
     return rc;
+}
+
+/* The sections of the checkpoint: one per module, in module order (the writer skips those without a STATE
+ * row; at most SHARD_CHECKPOINT_MAX_SECTIONS modules, checked at set-up); returns their count. */
+static int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec)
+{
+    for (int m = 0; m < s->n_modules; m++)
+        sec[m] = (shard_checkpoint_section){.name = s->mod[m].def->kind, .block = &s->mod[m].block};
+    return s->n_modules;
 }
 
 int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
 {
     memset(err, 0, sizeof *err);
-    if (!s->ckpt)
+    if (!s->io.ckpt)
         return 0;
     int64_t contacts = shard_comm_sum_i64(s->comm, s->contacts_local);
     shard_checkpoint_section sec[SHARD_CHECKPOINT_MAX_SECTIONS];
@@ -404,10 +413,73 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
         .step = s->step, .dt = s->dt, .contacts = contacts, .state_hash = shard_sim_hash(s),
         .scene_path = s->scene.path, .scene_text = s->scene.text, .scene_len = s->scene.text_len,
     };
-    int rc = shard_checkpoint_write(s->ckpt, s->comm, &st, err);
+    int rc = shard_checkpoint_write(s->io.ckpt, s->comm, &st, err);
     for (int m = 0; m < n_sec; m++)
         free(blob[m]);
     return rc;
+}
+
+/* Output and checkpoint writers for the scene's sections (nothing is created on disk yet). */
+static void shard_sim_io_setup(shard_sim *s)
+{
+    const shard_scene *sc = &s->scene;
+    if (!sc->output.enabled && !sc->checkpoint.enabled)
+        return;
+#ifndef SHARD_HAVE_HDF5
+    if (shard_comm_rank(s->comm) == 0) {
+        fprintf(stderr, "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
+                        "and checkpoints are disabled\n",
+                sc->path, sc->output.enabled ? "output" : "checkpoints");
+        fflush(stderr);
+    }
+    return;
+#else
+    if (sc->output.enabled) {
+        s->io.out = shard_output_create(sc->output.dir[0] ? sc->output.dir : sc->run.output_dir, sc->path, sc->text,
+                                     sc->text_len);
+        if (s->restarted_at >= 0)
+            shard_output_resume(s->io.out, s->comm, &sc->output.interval, s->restarted_at, s->dt);
+    }
+    if (sc->checkpoint.enabled)
+        s->io.ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
+                                          sc->checkpoint.keep);
+#endif
+}
+
+/* Starts Catalyst with the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
+static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
+{
+    const shard_scene *sc = &s->scene;
+    const char *scripts[SHARD_INSITU_MAX_SCRIPTS];
+    long every[SHARD_INSITU_MAX_SCRIPTS];
+    int n = 0;
+    for (int k = 0; k < sc->n_catalyst && n < SHARD_INSITU_MAX_SCRIPTS; k++, n++)
+        scripts[n] = sc->catalyst[k].script, every[n] = sc->catalyst[k].every;
+    for (int k = 0; k < ov->n_catalyst; k++, n++) {
+        if (n == SHARD_INSITU_MAX_SCRIPTS)
+            return shard_error_set(err, SHARD_EXIT_USAGE, "--catalyst: at most %d scripts in all (scene and command "
+                                   "line)", SHARD_INSITU_MAX_SCRIPTS);
+        scripts[n] = ov->catalyst[k], every[n] = ov->catalyst_every > 0 ? ov->catalyst_every : 1;
+    }
+    memset(err, 0, sizeof *err);
+    s->io.insitu = shard_insitu_create(s->comm, n, scripts, every, sc->run.output_dir, err);
+    return err->code;
+}
+
+int shard_sim_output_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
+{
+    s->io.last_output = s->restarted_at; /* a restart's output of its step exists already */
+    shard_sim_io_setup(s);
+    return shard_sim_insitu_setup(s, ov, err);
+}
+
+void shard_sim_output_free(shard_sim *s)
+{
+    shard_insitu_destroy(&s->io.insitu);
+    for (int f = 0; f < SHARD_OUT_COUNT; f++)
+        free(s->io.col_buf[f]);
+    shard_output_destroy(&s->io.out);
+    shard_checkpoint_destroy(&s->io.ckpt);
 }
 
 /* Output and checkpoint due at the current step, each on its own interval.  Output comes first, so a
@@ -417,18 +489,18 @@ static void shard_sim_io(shard_sim *s, int final)
     shard_error e;
     const shard_scene *sc = &s->scene;
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
-    if (s->out && s->last_output != s->step &&
+    if (s->io.out && s->io.last_output != s->step &&
         (final || shard_interval_due(&sc->output.interval, s->step, s->dt))) {
         if (shard_sim_write_output(s, &e))
             shard_fail_all(s->comm, e.code, e.msg);
     }
-    if (s->ckpt && !final && s->step != s->restarted_at &&
+    if (s->io.ckpt && !final && s->step != s->restarted_at &&
         shard_interval_due(&sc->checkpoint.interval, s->step, s->dt) && s->step > 0) {
         if (shard_sim_write_checkpoint(s, &e))
             shard_fail_all(s->comm, e.code, e.msg);
     }
     shard_timer_stamp(&s->timer, s->ph_io, shard_wtime());
-    if (!final && shard_insitu_wants(s->insitu, s->step)) {
+    if (!final && shard_insitu_wants(s->io.insitu, s->step)) {
         shard_sim_insitu(s);
         shard_timer_stamp(&s->timer, s->ph_insitu, shard_wtime());
     }
@@ -446,9 +518,9 @@ static void shard_sim_format_duration(double sec, char *buf, size_t len)
 
 void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d)
 {
-    if (d->inverted == 0 || s->warned_inverted)
+    if (d->inverted == 0 || s->io.warned_inverted)
         return;
-    s->warned_inverted = 1;
+    s->io.warned_inverted = 1;
     if (shard_comm_rank(s->comm) != 0)
         return;
     const shard_scene *sc = &s->scene;
@@ -490,7 +562,7 @@ void shard_sim_run(shard_sim *s, int quiet)
                        "max|v| %.3e  contacts %lld  inverted %lld",
                        s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
                        d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
-                if (s->fracture)
+                if (s->frac.on)
                     printf("  broken %lld", (long long)d.broken_bonds);
                 for (int m = 0; m < s->n_modules; m++)
                     if (s->mod[m].def->diag_line && s->mod[m].used) {

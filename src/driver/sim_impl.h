@@ -1,10 +1,20 @@
 /* Private to src/driver/: the simulation record shared by the driver's files.
  *
- *   setup.c   start-up and restart: scene -> matter modules and force terms -> sampling and bonds (rank 0) ->
- *             METIS and distribution -> precomputation -> the first force evaluation
- *   step.c    one time step, the force path (shared by start-up and the step) and the diagnostics
- *   run.c     the run loop: output, checkpoints and in-situ scripts on their intervals, progress
- *   report.c  the end-of-run report and the `shard check` summary
+ *   setup.c     start-up and restart: shard_sim_build's parts, the hooks' views and timer phases, destroy
+ *   modules.c   what the modules and force terms derive from scene data alone (kinds, terms, time step)
+ *   startup.c   sampling and the start-up distribution; what is derived after any distribution (masses, prepare)
+ *   step.c      one time step as named stages, the force path (shared by start-up and the step), diagnostics
+ *   fracture.c  breaking bonds after a step, the unbroken-bond lists, the fragment analysis
+ *   balance.c   dynamic load balancing and migration, the traffic counters, decomposition.csv
+ *   relax.c     the relax stage before the run
+ *   run.c       the run loop: output, checkpoints and in-situ scripts on their intervals, progress
+ *   report.c    the end-of-run report and the `shard check` summary
+ *   services.c  the collective services handed to the modules' hooks
+ *   partition_report.c  `shard partition`'s report
+ * Calls between the files run one way (no loop), from the top down: report and partition_report; setup (which
+ * calls run for the writers); run; balance and relax; services, startup and step; fracture; modules, which
+ * calls no other driver file.  Each part of the record below that has its own header (sim_*.h) is written by
+ * its file alone.
  * Nothing here calls MPI: exchanges and reductions go through decomposition/.
  */
 #ifndef SHARD_SIM_IMPL_H
@@ -23,6 +33,11 @@
 #include "shard/output.h"
 #include "shard/run.h"
 #include "shard/timer.h"
+
+#include "sim_balance.h"
+#include "sim_fracture.h"
+#include "sim_output.h"
+#include "sim_relax.h"
 
 /* The most force terms a run merges (modules' and common ones). */
 #define SHARD_SIM_MAX_TERMS 32
@@ -54,30 +69,10 @@ typedef struct shard_sim_term {
 
 struct shard_sim {
     shard_comm *comm;
-    shard_insitu *insitu;         /* Catalyst scripts, or NULL */
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
     uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken */
-    /* Fracture (fracture.c): */
-    int fracture;                 /* some body can break (scene data): then the physics sees `active` */
-    uint8_t *self_contact;        /* per body: its bonds can break, so it touches itself through contact */
-    shard_csr active;             /* the unbroken entries of `bonds` (only when `fracture`) */
-    int32_t *frac_changed, *frac_debris; /* scratch, n_owned + 1 each */
-    double *frac_flag;            /* scratch, one per owned and bond-ghost particle */
-    size_t frac_cap, frac_flag_cap;
-    int cand_stale;               /* bonds broke here since the contact candidates were built */
-    int32_t *frac_lost;           /* the owned particles that lost bonds since then (unsorted, repeats) */
-    size_t n_lost, frac_lost_cap;
-    int64_t *frag_label;          /* per owned particle: its fragment (valid at step frag_step) */
-    size_t frag_label_cap;
-    shard_fragment *frags;        /* the fragments this rank holds, by label */
-    size_t n_frags;
-    shard_fragment_stats frag_stats;
-    long frag_step;               /* step of the fragment analysis above, -1: none yet */
-    double frag_seconds;          /* time spent in it */
-    long frag_runs;               /* how many times it ran */
-    int ph_fracture;              /* timer phase "Fracture" */
     shard_cells cells;
     shard_ghosts *ghosts;         /* contact ghosts */
     shard_phys phys;              /* what physics hooks see (points into this record) */
@@ -112,42 +107,26 @@ struct shard_sim {
     int64_t contacts_local;
     long rebuilds;
     shard_timer timer;
-    int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_other;
+    int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_fracture, ph_balance, ph_other; /* its phases */
     double loop_wall;
-    shard_output *out;            /* NULL: no output section (or no HDF5) */
-    shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
-    long last_output;             /* step of the last output written or inherited from a restart, or -1 */
     long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
     void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
                                                         * the checkpoint before its particles are handed out */
     size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
-    int warned_inverted;          /* the warning about inverted particles has been printed */
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
-    long relax_steps;             /* steps of the relax stage, -1 before it ran (or without one) */
-    long relax_iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
-    double relax_residual, relax_ratio; /* its final unbalanced force (N) and that over its value at the start */
-    void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
-    size_t col_cap[SHARD_OUT_COUNT];
-    /* Load balancing (balance.c): */
-    shard_balancer *balancer;     /* NULL: no balancing */
-    long balance_last;            /* step of the last check, -1: none */
-    long balance_checks, balance_runs;
-    int64_t balance_moved;        /* particles moved, summed over ranks and migrations */
-    uint64_t balance_bytes;       /* bytes this rank sent in migrations */
-    double balance_seconds;       /* this rank's time in balancing (checks, partitions, migrations) */
-    double imb_first, imb_last_before, imb_last_after, imb_max; /* cost imbalance: at the first check, before
-                                                                  * and after the last repartition, largest seen */
-    double balance_time_prev;     /* `time` cost: the force phases' time at the last check */
-    double ghost_base;            /* the most contact ghosts a rank held after the last partition */
-    long ghost_triggers;          /* migrations the ghost growth asked for */
     uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
-    int ph_balance;               /* timer phase "Balance" */
-    long dec_prev_step;           /* decomposition.csv: step of its last row, -1: none */
-    uint64_t dec_prev_bytes;      /* this rank's bytes sent up to that row */
+    /* The parts, each written by its own file alone (sim_*.h): */
+    shard_sim_fracture_state frac;  /* breaking bonds (fracture.c) */
+    shard_sim_fragment_state frag;  /* the fragment analysis (fracture.c) */
+    shard_sim_balance_state bal;  /* load balancing (balance.c) */
+    shard_sim_relax_state relax;  /* the relax stage (relax.c) */
+    shard_sim_output_state io;    /* output, checkpoints, in-situ scripts (run.c) */
 };
 
-/* setup.c: masses and volumes of every local particle from its body (after a distribution or migration). */
+/* startup.c */
+/* This process's peak resident memory so far, bytes (getrusage).  Local. */
+double shard_sim_peak_rss_bytes(void);
 /* Collective: samples this rank's share of the scene and its bonds (sample.h, partition.h), h[b] the bond radius
  * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
  * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built
@@ -163,11 +142,9 @@ int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(vo
                                const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
                                shard_pairlist *mem_mine, shard_error *err);
 
-/* This process's peak resident memory so far, bytes (getrusage). Local. */
-double shard_sim_peak_rss_bytes(void);
-
+/* Masses and volumes of every local particle from its body (after a distribution or migration).  Local. */
 void shard_sim_masses(shard_sim *s);
-/* setup.c: after the particles reached their ranks and the unbroken bonds are known (start-up, restart,
+/* After the particles reached their ranks and the unbroken bonds are known (start-up, restart,
  * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond
  * partner is a ghost, the force scratch.  Collective (the sync exchange). */
 void shard_sim_prepare_local(shard_sim *s);
@@ -175,6 +152,8 @@ void shard_sim_prepare_local(shard_sim *s);
 /* balance.c */
 /* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */
 void shard_sim_balance_setup(shard_sim *s);
+/* Frees the balancer (shard_sim_destroy).  Local. */
+void shard_sim_balance_free(shard_sim *s);
 /* Before a step: every balance.every steps, the cost of each rank and, when the largest over the average
  * passes balance.threshold, a new partition and the migration to it.  Collective. */
 void shard_sim_balance(shard_sim *s, int quiet);
@@ -188,25 +167,41 @@ uint64_t shard_sim_bond_halo_bytes(const shard_sim *s);
 /* balance.c: appends the row of this output step to decomposition.csv (per-rank owned particles, ghosts and
  * bytes per step: largest and average; the cost imbalance; migrations so far).  Collective. */
 int shard_sim_decomposition_csv(shard_sim *s, shard_error *err);
-/* fracture.c: after a migration, the unbroken bonds from the migrated flags.  Local. */
-void shard_sim_fracture_redistributed(shard_sim *s);
 
-/* setup.c: the matter module of body b. */
+/* The time of the current step, s (shard_sim_time). */
+static inline double shard_sim_now(const shard_sim *s) { return (double)s->step * s->dt; }
+
+/* The matter module of body b. */
 static inline shard_sim_module *shard_sim_module_of(shard_sim *s, int b) { return &s->mod[s->body_module[b]]; }
 
-/* setup.c: the tables t, with this build's in place of NULL ones (in *buf). */
+/* modules.c: the tables t, with this build's in place of NULL ones (in *buf). */
 const shard_sim_tables *shard_sim_default_tables(const shard_sim_tables *t, shard_sim_tables *buf);
 /* services.c: s->svc, the collective services of the modules' collective hooks. */
 void shard_sim_collective_init(shard_sim *s);
-/* setup.c: what a module's hooks see. */
+/* modules.c: what a module's hooks see. */
 shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m);
+/* modules.c: row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot
+ * n_owned + q). */
+shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* whether module m has a body in the scene */
 static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->mod[m].used; }
 /* step.c: every module's settle hook (matter.h), after a force evaluation (kick: and the second half kick).
  * Collective. */
 void shard_sim_settle(shard_sim *s, int kick);
 
-/* setup.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
+/* modules.c: each body's module from its kind (refusing what the kind cannot hold: fracture or notches without
+ * bonds, `motion`, the wrong shape, the relax stage for a kind that moves itself), the merged force table and the
+ * per-body state of the modules and the common terms, from scene data alone.  0 or the same error on every
+ * rank.  Local. */
+int shard_sim_modules_build(shard_sim *s, const shard_sim_tables *t, shard_error *err);
+/* modules.c: the time step and the number of steps (s->dt, s->dt_limit, s->total_steps), refused with a
+ * message naming the key or option that caused it when they cannot make a run.  Local. */
+int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *err);
+/* modules.c: each body's contact radius and candidate reach, the skin, the contact-ghost cutoff and the
+ * domain.  Local. */
+void shard_sim_contact_range(shard_sim *s);
+
+/* modules.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
  * of matter ..." in err. Local. */
 int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
 
@@ -214,7 +209,7 @@ int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, s
  * scene: sampling and the modules see them loaded. 0 or SHARD_EXIT_INPUT. Local. */
 int shard_sim_load_meshes(shard_scene *sc, shard_error *err);
 
-/* setup.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
+/* modules.c: the smallest time-step limit (before run.dt_safety) from scene data alone, identical on every rank:
  * of the modules (for their bodies, when `modules` is set) and of the common force terms (for every body); the
  * first limit of the tables wins a tie, so *why (its dt_name) is deterministic, and *limit_body is the body
  * whose limit it is (-1: none). */
@@ -223,59 +218,13 @@ double shard_sim_step_limit(const shard_sim *s, int modules, const char **why, i
 /* run.c: rank 0 prints, once per run, a warning naming the first inverted particle of diagnostics d. */
 void shard_sim_warn_inverted(shard_sim *s, const shard_diag *d);
 
-/* setup.c: the force terms with a memory in the tables t (module terms in module order, then common terms):
+/* modules.c: the force terms with a memory in the tables t (module terms in module order, then common terms):
  * their checkpoint names, with shapes[q] (an empty list of the right width) as lists[q].list; returns how many.
  * shard_sim_memory_terms finds them in a run's merged table, in the same order. */
 int shard_sim_memory_descs(const shard_sim_tables *t, shard_checkpoint_list *lists, shard_pairlist *shapes);
 int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int n, shard_sim_term **out);
 
-/* setup.c: the checkpoint sections of the run, one per module in module order (at most
- * SHARD_CHECKPOINT_MAX_SECTIONS modules; checked at set-up); returns their count. */
-int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec);
-
-/* fracture.c */
-/* After the distribution (start-up and restart): which bodies can break, the unbroken bonds the physics sees
- * (phys.bonds) and the contact flags.  Local. */
-void shard_sim_fracture_setup(shard_sim *s);
-/* After a step, with the bond ghosts holding its positions: every module's breaking rule, then debris (all
- * bonds of a particle whose stencil is no longer 3D break, on both sides) until no particle changes.
- * Collective (one allreduce per round; nothing when no body can break). */
-void shard_sim_fracture(shard_sim *s);
-/* Sorts and de-duplicates list[0..n); returns the new length.  Local. */
-size_t shard_sim_unique(int32_t *list, size_t n);
-/* Every module's sync row (matter.h) forwarded to its bond ghosts, then its synced hook.  Collective. */
-void shard_sim_fracture_sync(shard_sim *s);
-/* Broken bonds now (each counted once), summed over the ranks.  Collective. */
-int64_t shard_sim_broken_bonds(shard_sim *s);
-/* The fragment analysis at the current step (made once per step, kept in s->frag_*).  Collective; only when
- * s->fracture. */
-void shard_sim_fragments(shard_sim *s);
-/* The fragment analysis as the output's tables (/fragments, /fragments/histogram) and its CSV lines
- * (fragments.csv, fragments_histogram.csv in the output folder).  _make is collective (it runs the analysis
- * when not done at this step) and returns the number of tables; _csv is collective. */
-typedef struct shard_sim_fragment_tables {
-    shard_column cols[11], hcols[5];
-    shard_output_attr attrs[10];
-    void *buf[11 + 5];
-} shard_sim_fragment_tables;
-int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, shard_output_table *tables);
-int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, shard_error *err);
-void shard_sim_fragment_tables_free(shard_sim_fragment_tables *ft);
-/* The fragment statistics of this step as the Catalyst scripts' field-data arrays (docs/insitu.md): 5
- * histogram arrays of n_bins values and 5 single figures, pointers into *v in g[0..SHARD_SIM_INSITU_FRAG_GLOBALS);
- * returns their count, 0 without fracture.  The same values on every rank.  Collective (the analysis, once per
- * step). */
-#define SHARD_SIM_INSITU_FRAG_GLOBALS 10
-typedef struct shard_sim_insitu_frag {
-    double bin_min[SHARD_FRAGMENT_BINS], bin_max[SHARD_FRAGMENT_BINS], count[SHARD_FRAGMENT_BINS];
-    double mass[SHARD_FRAGMENT_BINS], cumulative[SHARD_FRAGMENT_BINS];
-    double n_fragments, largest_fraction, tau, tau_error, n_fit;
-} shard_sim_insitu_frag;
-int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_insitu_global *g);
-
 /* step.c */
-/* Row `row` of module m's block as its halo sees it (owned slot i - first sent, ghost q into slot n_owned + q). */
-shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* The force path: forward x, v to every bond ghost, the skin check (and a contact-ghost rebuild when it says so
  * or when force_rebuild), every force term in order into f, then a = f/m + g.  Start-up and the step both
  * call it.  Collective. */

@@ -1,7 +1,8 @@
 /* The start-up (see docs/architecture.md, "From input to state hash"): every rank samples its share of the
  * lattice planes and bonds it with a ghost layer (sample.h), or reads its range of a checkpoint (checkpoint.h);
  * the share becomes a store with bond ghosts, the shares are partitioned in parallel and the particles migrate
- * to their parts (partition.h).  No rank ever holds more than its share. */
+ * to their parts (partition.h).  No rank ever holds more than its share.  After any distribution (start-up,
+ * restart, migration) the particles' masses and the modules' precomputation are derived here. */
 #include "sim_impl.h"
 
 #include "shard/partition.h"
@@ -10,6 +11,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+
+double shard_sim_peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
 
 int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(void *ctx), void *ctx,
                                const shard_partition_kinds *kinds, shard_block *blocks, shard_halo **halos,
@@ -146,4 +155,59 @@ int shard_sim_share_sample(shard_sim *s, shard_share *out, shard_error *err)
     int rc = shard_share_sample(s->comm, sc, h, out, s->body_count, &s->n_global, &s->n_bonds_global, err);
     free(h);
     return rc;
+}
+
+/* Splits each module's owned particles into those whose bond partners are all owned (computable while a halo
+ * exchange is in flight) and the others. */
+static void shard_sim_split_owned(shard_sim *s)
+{
+    for (int m = 0; m < s->n_modules; m++) {
+        shard_sim_module *md = &s->mod[m];
+        const shard_block *b = &md->block;
+        md->inner = shard_realloc(md->inner, (b->n_owned + 1) * sizeof *md->inner);
+        md->outer = shard_realloc(md->outer, (b->n_owned + 1) * sizeof *md->outer);
+        md->n_inner = md->n_outer = 0;
+        for (size_t i = b->first; i < b->first + b->n_owned; i++) {
+            int ghost = 0;
+            for (int64_t e = s->bonds.start[i]; e < s->bonds.start[i + 1] && !ghost; e++)
+                ghost = (size_t)s->bonds.idx[e] >= s->p.n_owned;
+            if (ghost)
+                md->outer[md->n_outer++] = (int32_t)i;
+            else
+                md->inner[md->n_inner++] = (int32_t)i;
+        }
+    }
+}
+
+void shard_sim_masses(shard_sim *s)
+{
+    /* Each particle stands for one lattice cell of its body (see docs/architecture.md for why not the
+     * kernel-density estimate of the paper's §2.6). */
+    const shard_scene *sc = &s->scene;
+    shard_particles *p = &s->p;
+    for (size_t i = 0; i < p->n_local; i++) {
+        int b = p->body[i];
+        const shard_body_def *bd = &sc->bodies[b];
+        const shard_sim_module *md = &s->mod[s->body_module[b]];
+        double vol = bd->spacing * bd->spacing * bd->spacing;
+        if (md->def->particle_volume) /* a surface's vertices: their share of its area x thickness */
+            vol = md->def->particle_volume(sc, b, p->gid[i] - s->body_first[b],
+                                           (const char *)md->bodies + (size_t)b * md->def->body_bytes);
+        p->volume[i] = vol;
+        p->mass[i] = sc->materials[bd->material].density * vol;
+    }
+}
+
+void shard_sim_prepare_local(shard_sim *s)
+{
+    s->phys.broken = s->bond_broken; /* a migration reallocates the flags */
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].def->prepare) {
+            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+            s->mod[m].def->prepare(&mc);
+        }
+    if (s->frac.on) /* a restart's broken bonds may have made particles bond-based */
+        shard_sim_fracture_sync(s);
+    shard_sim_split_owned(s);
+    shard_reserve((void **)&s->f, &s->f_cap, 3 * s->p.n_owned + 3, sizeof *s->f);
 }

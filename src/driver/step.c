@@ -1,22 +1,29 @@
 /* One time step, the force path and the diagnostics (see run.h and docs/architecture.md).
  *
- * One step, in order (the timer phase in brackets; "inner" particles have no bond partner among the ghosts, so
- * they are computed while a halo exchange is in flight):
- *   kick v += dt/2 a, drift x += dt v                                      [Integrate]
- *   the force path (shard_sim_forces; start-up runs the same):
- *     begin halo of x, v to every module's bond ghosts; pass 1 of the two-pass terms for inner particles
- *     end halo; where a term reads surface normals (smooth contact): they are computed [Contact] and sent to
- *     the bond ghosts [Comm]
- *     skin check (one allreduce, also catches NaN)                         [Comm]
- *     on a skin violation: contact ghosts and candidate lists rebuilt      [Neigh]; else forward to them [Comm]
- *     pass 1 for the other particles                                       [the term's phase: Solid]
- *     begin halo of the two-pass terms' exchange rows (B); f = 0; pass 2 (add) of inner particles
- *     end halo; pass 2 of the others
- *     the one-pass terms in force order, each f += ...                     [Contact]
- *     a = f/m + g                                                           [Integrate]
- *   kick v += dt/2 a                                                       [Integrate]
- * Kinds whose bodies move as wholes (rigid bodies, matter.h) advance them after the drift and settle them after
- * the last kick [their phase: Rigid], overwriting their particles' x and v.
+ * One step is shard_sim_step's list of stages, in order (the timer phase in brackets):
+ *   shard_sim_timed_constraints  prescribed velocities of the step's time windows   [Integrate]
+ *   shard_sim_kick               v += dt/2 a                                         [Integrate]
+ *   shard_sim_collide            the kinds with a collision stage (cloth)            [their phase: Collide]
+ *   shard_sim_drift              x += dt v                                           [Integrate]
+ *   shard_sim_advance            the kinds whose bodies move as wholes (rigid)       [their phase: Rigid]
+ *   shard_sim_forces             the force path, below (start-up runs the same)
+ *   shard_sim_kick               v += dt/2 a                                         [Integrate]
+ *   shard_sim_settle             the whole-body kinds again, after the last kick     [their phase: Rigid]
+ *   shard_sim_fracture           breaking rules and debris (fracture.c)              [Fracture]
+ * The run loop (run.c) calls shard_sim_balance [Balance] before each step and its output stage [I/O, In-situ]
+ * after it.  The force path ("inner" particles have no bond partner among the ghosts, so they are computed while a
+ * halo exchange is in flight):
+ *   begin halo of x, v to every module's bond ghosts; pass 1 of the two-pass terms for inner particles
+ *   end halo; where a term reads surface normals (smooth contact): they are computed [Contact] and sent to
+ *   the bond ghosts [Comm]
+ *   skin check (one allreduce, also catches NaN)                                     [Comm]
+ *   on a skin violation: contact ghosts and candidate lists rebuilt                  [Neigh]; else forward [Comm]
+ *   pass 1 for the other particles                                                   [the term's phase: Solid]
+ *   begin halo of the two-pass terms' exchange rows (B); f = 0; pass 2 (add) of inner particles
+ *   end halo; pass 2 of the others
+ *   the one-pass terms in force order, each f += ...                                 [Contact]
+ *   a = f/m + g                                                                      [Integrate]
+ * The whole-body kinds overwrite their particles' x and v when they advance and settle.
  * Every particle's force is the sum of the terms in the order of the merged force table (solid, then contact,
  * then obstacles), whatever the partition: every term adds into f and a particle is in exactly one list.
  */
@@ -53,8 +60,8 @@ void shard_sim_rebuild(shard_sim *s)
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
-    shard_neighbor_contacts(&s->p, s->reach_radius, s->self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
-    s->cand_stale = 0, s->n_lost = 0;
+    shard_neighbor_contacts(&s->p, s->reach_radius, s->frac.self_contact, s->phys.bonds, s->skin, &s->cells, &s->cand);
+    shard_sim_fracture_rebuilt(s);
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
@@ -110,16 +117,7 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
     } else {
         shard_ghosts_forward(s->ghosts, p, SHARD_GHOSTS_XV | (s->normals ? SHARD_GHOSTS_NORMALS : 0u));
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
-        if (s->cand_stale) {
-            /* Bonds broke here since the lists were built: their pairs may touch now.  The partners are owned
-             * or bond ghosts, so only the rows of this rank's particles that lost bonds change (no ghost
-             * changes; x_build stays): the broken partners within reach join them. */
-            s->n_lost = shard_sim_unique(s->frac_lost, s->n_lost);
-            shard_neighbor_contacts_reopen(p, s->reach_radius, s->skin, &s->bonds, s->bond_broken, s->frac_lost,
-                                           s->n_lost, &s->cand);
-            s->cand_stale = 0, s->n_lost = 0;
-            shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
-        }
+        shard_sim_fracture_reopen(s);
     }
 }
 
@@ -147,53 +145,26 @@ void shard_sim_restart_ghosts(shard_sim *s)
     shard_sim_rebuild_with_normals(s);
 }
 
-shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
+/* Pass 1 of the two-pass terms for the inner particles (first) or the others, each into its term's phase. */
+static void shard_sim_pass1(shard_sim *s, int inner)
 {
-    shard_block *b = &md->block;
-    const shard_field_desc *d = &b->rows[row];
-    return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
-                              .recv_at = b->n_owned};
+    for (int k = 0; k < s->n_terms; k++) {
+        const shard_sim_term *t = &s->term[k];
+        if (t->def->pass1) {
+            const shard_sim_module *md = &s->mod[t->module];
+            if (inner)
+                t->def->pass1(&t->ctx, md->inner, md->n_inner);
+            else
+                t->def->pass1(&t->ctx, md->outer, md->n_outer);
+            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
+        }
+    }
 }
 
-void shard_sim_forces(shard_sim *s, int force_rebuild)
+/* Begins the forward of the two-pass terms' exchange rows to the bond ghosts (read after a possible
+ * contact-ghost rebuild, which may move the store's arrays; the blocks never move) and clears f. */
+static void shard_sim_exchange_begin(shard_sim *s, shard_halo_field *ex)
 {
-    shard_particles *p = &s->p;
-    s->phys.t = (double)s->step * s->dt;
-    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
-    /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
-     * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
-    shard_halo_field xv[SHARD_CHECKPOINT_MAX_SECTIONS][2];
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].halo) {
-            shard_sim_xv_fields(s, s->mod[m].halo, xv[m]);
-            shard_halo_forward_begin(s->mod[m].halo, 2, xv[m]);
-        }
-    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
-    for (int k = 0; k < s->n_terms; k++) {
-        const shard_sim_term *t = &s->term[k];
-        if (t->def->pass1) {
-            const shard_sim_module *md = &s->mod[t->module];
-            t->def->pass1(&t->ctx, md->inner, md->n_inner);
-            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
-        }
-    }
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].halo)
-            shard_halo_forward_end(s->mod[m].halo, 2, xv[m]);
-    if (s->normals)
-        shard_sim_normals(s);
-    shard_sim_after_positions(s, force_rebuild);
-    for (int k = 0; k < s->n_terms; k++) {
-        const shard_sim_term *t = &s->term[k];
-        if (t->def->pass1) {
-            const shard_sim_module *md = &s->mod[t->module];
-            t->def->pass1(&t->ctx, md->outer, md->n_outer);
-            shard_timer_stamp(&s->timer, t->phase, shard_wtime());
-        }
-    }
-    /* Exchange rows are read after a possible contact-ghost rebuild, which may move the store's arrays (the
-     * blocks never move). */
-    shard_halo_field ex[SHARD_SIM_MAX_TERMS];
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
         if (t->def->pass1 && s->mod[t->module].halo) {
@@ -201,8 +172,13 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
             shard_halo_forward_begin(s->mod[t->module].halo, 1, &ex[k]);
         }
     }
-    memset(s->f, 0, 3 * p->n_owned * sizeof *s->f);
+    memset(s->f, 0, 3 * s->p.n_owned * sizeof *s->f);
     shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+}
+
+/* Pass 2 (add) of the two-pass terms for the inner particles, while the exchange is in flight. */
+static void shard_sim_pass2_inner(shard_sim *s)
+{
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
         if (t->def->pass1) {
@@ -211,12 +187,23 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
             shard_timer_stamp(&s->timer, t->phase, shard_wtime());
         }
     }
+}
+
+/* Ends the exchange begun by shard_sim_exchange_begin. */
+static void shard_sim_exchange_end(shard_sim *s, shard_halo_field *ex)
+{
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
         if (t->def->pass1 && s->mod[t->module].halo)
             shard_halo_forward_end(s->mod[t->module].halo, 1, &ex[k]);
     }
     shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+}
+
+/* In force order: pass 2 of the two-pass terms for the other particles, and the one-pass terms (each with its
+ * memory: the latest in, the next out).  Returns the contacts the terms counted. */
+static int64_t shard_sim_pass2_rest(shard_sim *s)
+{
     int64_t contacts = 0;
     for (int k = 0; k < s->n_terms; k++) {
         const shard_sim_term *t = &s->term[k];
@@ -227,14 +214,42 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
             shard_sim_term *tm = &s->term[k];
             tm->ctx.memory_in = &tm->memory[tm->cur];
             tm->ctx.memory_out = &tm->memory[1 - tm->cur];
-            contacts += (int64_t)t->def->add(&t->ctx, s->f, NULL, p->n_owned, 1);
+            contacts += (int64_t)t->def->add(&t->ctx, s->f, NULL, s->p.n_owned, 1);
             if (t->def->memory_width > 0)
                 tm->cur = 1 - tm->cur;
         }
         shard_timer_stamp(&s->timer, t->phase, shard_wtime());
     }
-    s->contacts_local = contacts;
-    shard_integrate_accel(p, s->f, s->scene.run.gravity);
+    return contacts;
+}
+
+void shard_sim_forces(shard_sim *s, int force_rebuild)
+{
+    s->phys.t = shard_sim_now(s);
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
+     * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
+    shard_halo_field xv[SHARD_CHECKPOINT_MAX_SECTIONS][2];
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo) {
+            shard_sim_xv_fields(s, s->mod[m].halo, xv[m]);
+            shard_halo_forward_begin(s->mod[m].halo, 2, xv[m]);
+        }
+    shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
+    shard_sim_pass1(s, 1);
+    for (int m = 0; m < s->n_modules; m++)
+        if (s->mod[m].halo)
+            shard_halo_forward_end(s->mod[m].halo, 2, xv[m]);
+    if (s->normals)
+        shard_sim_normals(s);
+    shard_sim_after_positions(s, force_rebuild);
+    shard_sim_pass1(s, 0);
+    shard_halo_field ex[SHARD_SIM_MAX_TERMS];
+    shard_sim_exchange_begin(s, ex);
+    shard_sim_pass2_inner(s);
+    shard_sim_exchange_end(s, ex);
+    s->contacts_local = shard_sim_pass2_rest(s);
+    shard_integrate_accel(&s->p, s->f, s->scene.run.gravity);
     s->phys.f = s->f;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
 }
@@ -280,36 +295,48 @@ void shard_sim_settle(shard_sim *s, int kick)
  * rank; flags and vpres are state, so a restart continues with them). */
 static void shard_sim_timed_constraints(shard_sim *s)
 {
+    if (!s->any_timed)
+        return;
     shard_particles *p = &s->p;
-    double t = (double)s->step * s->dt;
+    double t = shard_sim_now(s);
     for (size_t i = 0; i < p->n_owned; i++)
         if (s->timed[p->body[i]])
             shard_sample_constraints(&s->scene.bodies[p->body[i]], p->X + 3 * i, p->x + 3 * i, t, p->vpres + 3 * i,
                                      &p->flags[i]);
 }
 
-void shard_sim_step(shard_sim *s)
+/* Half a kick, v += dt/2 a [Integrate]; the first of a step sets the time the collide and advance hooks see (the
+ * start of the step). */
+static void shard_sim_kick(shard_sim *s, int first)
 {
-    shard_particles *p = &s->p;
-    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
-    if (s->any_timed)
-        shard_sim_timed_constraints(s);
-    double h = 0.5 * s->dt;
-    shard_integrate_kick(p, h);
-    s->phys.t = (double)s->step * s->dt; /* the start of the step: what the collide and advance hooks see */
+    shard_integrate_kick(&s->p, 0.5 * s->dt);
+    if (first)
+        s->phys.t = shard_sim_now(s);
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
-    shard_sim_collide(s);
-    shard_integrate_drift(p, s->dt);
+}
+
+/* The drift, x += dt v [Integrate]. */
+static void shard_sim_drift(shard_sim *s)
+{
+    shard_integrate_drift(&s->p, s->dt);
     s->phys.dt_motion = s->dt;
     shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
-    shard_sim_advance(s);
-    s->step++;
+}
+
+void shard_sim_step(shard_sim *s)
+{
+    shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
+    shard_sim_timed_constraints(s); /* prescribed velocities of this step's time windows */
+    shard_sim_kick(s, 1);
+    shard_sim_collide(s);           /* [the colliding kinds' phases] */
+    shard_sim_drift(s);
+    shard_sim_advance(s);           /* [the whole-body kinds' phases: Rigid] */
+    s->step++;                      /* the positions are the next step's */
     s->phys.step = s->step;
-    shard_sim_forces(s, 0);
-    shard_integrate_kick(p, h);
-    shard_timer_stamp(&s->timer, s->ph_integrate, shard_wtime());
-    shard_sim_settle(s, 1);
-    shard_sim_fracture(s);
+    shard_sim_forces(s, 0);         /* [Comm, Neigh, the force terms' phases, Integrate] */
+    shard_sim_kick(s, 0);
+    shard_sim_settle(s, 1);         /* [the whole-body kinds' phases] */
+    shard_sim_fracture(s);          /* [Fracture] */
 }
 
 shard_diag shard_sim_diagnostics(shard_sim *s)
@@ -364,7 +391,7 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         inverted += (int64_t)n;
     }
     d.inverted = shard_comm_sum_i64(s->comm, inverted);
-    d.broken_bonds = s->fracture ? shard_sim_broken_bonds(s) : 0;
+    d.broken_bonds = s->frac.on ? shard_sim_broken_bonds(s) : 0;
     d.inverted_first = -1;
     if (d.inverted > 0) {
         double mine = inverted ? -(double)p->gid[first] : -INFINITY;
