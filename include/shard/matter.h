@@ -68,6 +68,7 @@ typedef struct shard_phys {
     const uint8_t *broken;      /* per entry of ref_bonds: 1 = broken */
     const shard_csr *cand;      /* contact candidates of the owned particles (local indices, by partner id) */
     double t, dt;               /* time of the positions, time step */
+    int elastic;                /* the relax stage: materials do not flow (the plastic strain is held as it is) */
     double dt_motion;           /* how far the positions advanced since the last force evaluation: dt in a step,
                                  * 0 at start-up (what contact memory integrates) */
     long step;                  /* steps done (the positions are those after it) */
@@ -284,6 +285,10 @@ typedef struct shard_matter {
     void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
     void (*report)(const shard_matter_ctx *c, char *buf, size_t len);
 } shard_matter;
+
+/* The most kinds of matter one run's table holds (a run's per-module arrays are this long; a checkpoint has a
+ * section per module, so SHARD_CHECKPOINT_MAX_SECTIONS must be at least this). */
+#define SHARD_MATTER_MAX 8
 
 /* The matter table of this build (the solid first).  Static storage. */
 const shard_matter *const *shard_matter_table(int *n);

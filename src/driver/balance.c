@@ -187,7 +187,7 @@ void shard_sim_balance(shard_sim *s, int quiet)
         return;
     }
     int32_t *dest = shard_malloc((p->n_owned + 1) * sizeof *dest);
-    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    shard_halo *halos[SHARD_MATTER_MAX];
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_error e;

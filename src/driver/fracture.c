@@ -228,7 +228,7 @@ void shard_sim_fragments(shard_sim *s)
             const shard_body_def *bd = &sc->bodies[b];
             m0 = fmin(m0, sc->materials[bd->material].density * bd->spacing * bd->spacing * bd->spacing);
         }
-    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    shard_halo *halos[SHARD_MATTER_MAX];
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_reserve((void **)&s->frag.label, &s->frag.label_cap, s->p.n_owned + s->p.n_bond_ghost + 1,

@@ -61,9 +61,10 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
                                   "body '%s' is of kind '%s', whose particles have no bonds: a notch cuts bonds",
                                   bd->name, m->kind);
     }
-    if (t->n_modules > SHARD_CHECKPOINT_MAX_SECTIONS)
-        shard_fatal(SHARD_EXIT_INTERNAL, "%d matter modules: a checkpoint holds at most %d sections", t->n_modules,
-                    SHARD_CHECKPOINT_MAX_SECTIONS);
+    _Static_assert(SHARD_MATTER_MAX <= SHARD_CHECKPOINT_MAX_SECTIONS, "a checkpoint section for every module");
+    if (t->n_modules > SHARD_MATTER_MAX)
+        shard_fatal(SHARD_EXIT_INTERNAL, "%d matter modules: a run holds at most %d (SHARD_MATTER_MAX)", t->n_modules,
+                    SHARD_MATTER_MAX);
     s->n_modules = t->n_modules;
     s->mod = shard_calloc((size_t)t->n_modules, sizeof *s->mod);
     for (int m = 0; m < t->n_modules; m++) {

@@ -13,7 +13,7 @@
  * frequency), not of its square.  The run stops when the unbalanced force |m a| over the free particles falls
  * to `tolerance` times its value at the start, both under the pseudo-dynamics and statically (the forces again
  * with every velocity 0: a body drifting at the terminal speed of its mass damping is not at rest).  The
- * relaxation is elastic: the plastic strain is held as it is (phys.dt = 0 for the stage), and the dynamic run
+ * relaxation is elastic: the plastic strain is held as it is (phys.elastic for the stage), and the dynamic run
  * starts from the relaxed positions, at rest, with the static accelerations.  Every sum is exact
  * (shard_comm_xsum), so c, the residual and the step at which the stage ends are the same on any number of
  * ranks.
@@ -93,8 +93,9 @@ static double shard_sim_relax_lambda_max(shard_sim *s)
         for (int c = 0; c < 3; c++)
             z[3 * i + c] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0
                            : (shard_hash_mix(3 * (uint64_t)p->gid[i] + (uint64_t)c) >> 63) ? 1.0 : -1.0;
-    double dt_saved = s->phys.dt, lambda = 0.0;
-    s->phys.dt = 0.0; /* no plastic flow while probing */
+    int elastic_saved = s->phys.elastic;
+    double lambda = 0.0;
+    s->phys.elastic = 1; /* no plastic flow while probing */
     s->phys.dt_motion = 0.0;
     for (int it = 0; it < SHARD_RELAX_POWER_ITERATIONS; it++) {
         /* z scaled to an rms of 1, then x = x0 + eps z with eps a millionth of the finest spacing */
@@ -128,7 +129,7 @@ static double shard_sim_relax_lambda_max(shard_sim *s)
     }
     memcpy(p->x, x0, n3 * sizeof *x0);
     shard_sim_forces(s, 0);
-    s->phys.dt = dt_saved;
+    s->phys.elastic = elastic_saved;
     free(x0), free(a0), free(z);
     return lambda;
 }
@@ -358,15 +359,14 @@ int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)
     size_t n3 = 3 * p->n_owned;
     double *x0 = shard_malloc((n3 + 1) * sizeof *x0);
     memcpy(x0, p->x, n3 * sizeof *x0);
-    /* The relaxation is elastic: no plastic flow while it runs (phys.dt 0), the plastic strain held as it is. */
-    double dt_run = s->phys.dt;
-    s->phys.dt = 0.0;
+    /* The relaxation is elastic: no plastic flow while it runs, the plastic strain held as it is. */
+    s->phys.elastic = 1;
     /* From rest: the forces again with every velocity zero (damping terms see the state it starts from). */
     shard_sim_relax_static(s, x0);
     double res = 0.0, r0 = 0.0;
     long k = rd->method == SHARD_RELAX_CG ? shard_sim_relax_cg(s, quiet, &res, &r0)
                                           : shard_sim_relax_dynamic(s, x0, quiet, &res, &r0);
-    s->phys.dt = dt_run;
+    s->phys.elastic = 0;
     free(x0);
     s->relax.ran = 1;
     s->relax.steps = k;

@@ -374,7 +374,7 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
 }
 
 /* The sections of the checkpoint: one per module, in module order (the writer skips those without a STATE
- * row; at most SHARD_CHECKPOINT_MAX_SECTIONS modules, checked at set-up); returns their count. */
+ * row; at most SHARD_MATTER_MAX modules, checked at set-up); returns their count. */
 static int shard_sim_checkpoint_sections(const shard_sim *s, shard_checkpoint_section *sec)
 {
     for (int m = 0; m < s->n_modules; m++)

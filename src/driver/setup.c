@@ -363,6 +363,7 @@ static void shard_sim_first_forces(shard_sim *s, int restart)
         shard_sim_forces(s, 1);
         shard_sim_settle(s, 0);
     }
+    shard_sim_validate(s);
     shard_timer_clear(&s->timer);
     s->rebuilds = 0;
     s->startup_rss = shard_sim_peak_rss_bytes();

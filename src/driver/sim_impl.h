@@ -127,6 +127,11 @@ struct shard_sim {
 /* startup.c */
 /* This process's peak resident memory so far, bytes (getrusage).  Local. */
 double shard_sim_peak_rss_bytes(void);
+/* startup.c: in debug builds (the sanitizer build), checks the store's invariants (validate.h: the owned / ghost
+ * split, id and body ranges, distinct owned ids, the bond and candidate lists well formed and sorted by partner
+ * id) and aborts naming the first broken one; nothing in release builds.  Run after the start-up's force
+ * evaluation and after every contact-ghost rebuild (so after every migration too). Local. */
+void shard_sim_validate(const shard_sim *s);
 /* Collective: samples this rank's share of the scene and its bonds (sample.h, partition.h), h[b] the bond radius
  * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
  * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built

@@ -5,6 +5,8 @@
  * restart, migration) the particles' masses and the modules' precomputation are derived here. */
 #include "sim_impl.h"
 
+#include "shard/validate.h"
+
 #include "shard/partition.h"
 #include "shard/sample.h"
 #include "shard/xsum.h"
@@ -12,6 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+
+void shard_sim_validate(const shard_sim *s)
+{
+#ifdef SHARD_DEBUG
+    const shard_particles *p = &s->p;
+    int nb = s->scene.n_bodies;
+    SHARD_VALIDATE(shard_validate_particles(p, s->body_first[nb], nb, why, sizeof why));
+    SHARD_VALIDATE(shard_validate_csr(&s->bonds, p->n_owned, p->n_owned + p->n_bond_ghost, p->gid, 0, why,
+                                      sizeof why));
+    SHARD_VALIDATE(shard_validate_csr(&s->cand, p->n_owned, p->n_local, p->gid, 0, why, sizeof why));
+#else
+    (void)s;
+#endif
+}
 
 double shard_sim_peak_rss_bytes(void)
 {

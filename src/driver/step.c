@@ -56,7 +56,7 @@ void shard_sim_forward_xv(shard_sim *s)
 void shard_sim_rebuild(shard_sim *s)
 {
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
-    shard_halo *halos[SHARD_CHECKPOINT_MAX_SECTIONS];
+    shard_halo *halos[SHARD_MATTER_MAX];
     for (int m = 0; m < s->n_modules; m++)
         halos[m] = s->mod[m].halo;
     shard_ghosts_rebuild(s->ghosts, s->comm, &s->p, halos, s->n_modules, s->cutoff);
@@ -64,6 +64,7 @@ void shard_sim_rebuild(shard_sim *s)
     shard_sim_fracture_rebuilt(s);
     memcpy(s->p.x_build, s->p.x, 3 * s->p.n_owned * sizeof *s->p.x);
     s->rebuilds++;
+    shard_sim_validate(s);
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
@@ -229,7 +230,7 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
     /* Each halo exchange is overlapped with the particles that need no ghost; every particle is computed
      * exactly once per pass, from the same inputs as without the overlap, so the state does not change. */
-    shard_halo_field xv[SHARD_CHECKPOINT_MAX_SECTIONS][2];
+    shard_halo_field xv[SHARD_MATTER_MAX][2];
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].halo) {
             shard_sim_xv_fields(s, s->mod[m].halo, xv[m]);

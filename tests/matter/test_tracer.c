@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     shard_comm *c = shard_comm_init(&argc, &argv);
     int n_default = 0;
     const shard_matter *const *def = shard_matter_table(&n_default);
-    const shard_matter *modules[8];
+    const shard_matter *modules[SHARD_MATTER_MAX];
     for (int k = 0; k < n_default; k++)
         modules[k] = def[k];
     modules[n_default] = &tracer;

@@ -75,7 +75,7 @@ static void shard_matter_solid_prepare(const shard_matter_ctx *c)
 static void shard_matter_solid_pass1(const shard_matter_ctx *c, const int32_t *list, size_t n)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
-    shard_solid_stress_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->dt, list, n);
+    shard_solid_stress_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->elastic ? 0.0 : c->ph->dt, list, n);
 }
 
 static size_t shard_matter_solid_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts)
