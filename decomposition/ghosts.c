@@ -77,16 +77,16 @@ uint64_t shard_ghosts_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes
 uint64_t shard_ghosts_rebuild_bytes(const shard_ghosts *g) { return g ? g->rebuild_bytes : 0; }
 const shard_halo *shard_ghosts_halo(const shard_ghosts *g) { return g ? g->halo : NULL; }
 
-void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, unsigned what)
+void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, const shard_field_desc *const *rows, int n)
 {
-    if (!g->halo)
+    if (!g->halo || n <= 0)
         return;
-    shard_halo_field f[3];
-    int n = 0;
-    if (what & SHARD_GHOSTS_XV)
-        f[n++] = shard_halo_field_of(g->halo, p->x, 3), f[n++] = shard_halo_field_of(g->halo, p->v, 3);
-    if (what & SHARD_GHOSTS_NORMALS)
-        f[n++] = shard_halo_field_of(g->halo, p->nrm, 3);
+    SHARD_ASSERT(n <= SHARD_GHOSTS_MAX_ROWS);
+    shard_halo_field f[SHARD_GHOSTS_MAX_ROWS];
+    for (int k = 0; k < n; k++) {
+        SHARD_ASSERT(rows[k]->type == SHARD_TYPE_F64);
+        f[k] = shard_halo_field_of(g->halo, shard_particles_array(p, rows[k]), rows[k]->ncomp);
+    }
     shard_halo_forward(g->halo, n, f);
 }
 

@@ -33,15 +33,14 @@ shard_ghosts *shard_ghosts_create(int n_bodies, const uint8_t *self);
 void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, shard_halo *const *bond_halos,
                           int n_halos, double cutoff);
 
-/* What a forward exchange sends of the owned particles to their contact ghosts (or-ed). */
-enum {
-    SHARD_GHOSTS_XV = 1,      /* x and v */
-    SHARD_GHOSTS_NORMALS = 2, /* the surface normals nrm (smooth contact; a rebuild's records do not hold them) */
-};
+/* At most this many rows in one forward exchange. */
+#define SHARD_GHOSTS_MAX_ROWS 8
 
-/* Collective over the neighbourhood: forwards the rows `what` (SHARD_GHOSTS_*, the same on every rank) of the
- * owned particles to their contact ghosts. */
-void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, unsigned what);
+/* Collective over the neighbourhood: forwards the registry rows rows[0..n) (rows of SHARD_PARTICLE_FIELDS of
+ * type double, the same list on every rank; n <= SHARD_GHOSTS_MAX_ROWS) of the owned particles to their contact
+ * ghosts.  A rebuild's records carry the SHARD_FIELD_CONTACT rows; other rows a term reads at ghosts are forwarded
+ * after it. */
+void shard_ghosts_forward(shard_ghosts *g, shard_particles *p, const shard_field_desc *const *rows, int n);
 
 /* Local: bytes this rank has sent for contact ghosts so far (rebuilds and forwards), and the plan (NULL before
  * the first rebuild). */

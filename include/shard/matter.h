@@ -126,12 +126,14 @@ typedef struct shard_force_term {
     double (*candidate_radius)(const void *body_state); /* contact terms whose pairs reach farther: how far a
                                                          * particle reaches for contact candidates (NULL: its
                                                          * contact radius) */
-    /* Terms whose contacts read the particles' surface normals (p->nrm, contact.h; NULL: none): uses_normals
-     * says whether a body's contacts need them; where some body's do, normals() fills them for the owned
-     * particles once the bond ghosts hold the new positions, and the driver forwards them to every ghost before
-     * the contact terms run. */
-    int (*uses_normals)(const void *body_state);
-    void (*normals)(const shard_matter_ctx *c);
+    /* A row of the particle store (SHARD_PARTICLE_FIELDS, by its dataset name, e.g. "surface_normal"; doubles)
+     * that the term computes for the owned particles and reads at every ghost (NULL: none): ghost_row_used says
+     * whether a body needs it; where some body does, fill_ghost_row() fills it for the owned particles once the
+     * bond ghosts hold the new positions, and the driver forwards it to every ghost (bond and contact ghosts)
+     * before the one-pass terms run.  No exchange code names the row. */
+    const char *ghost_row;
+    int (*ghost_row_used)(const void *body_state);
+    void (*fill_ghost_row)(const shard_matter_ctx *c);
     /* A memory of the term's contacts from one evaluation to the next: a pair list (pairlist.h) of this many
      * doubles per contact, under this name in checkpoints (0 / NULL: none).  The driver keeps two, hands the
      * term last evaluation's and this one's, distributes and checkpoints it with the particles. */

@@ -89,6 +89,9 @@ static inline void *shard_particles_array(const shard_particles *p, const shard_
     return shard_field_array(p, f);
 }
 
+/* The registry row of dataset name `name`, or NULL. Local. */
+const shard_field_desc *shard_particles_row(const char *name);
+
 /* Ensures room for n particles in every array (keeps contents). Local. */
 void shard_particles_reserve(shard_particles *p, size_t n);
 /* Allocates zeroed arrays of n particles for the registry rows whose flags include all of `flags` (other arrays

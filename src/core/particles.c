@@ -26,6 +26,14 @@ void shard_store_grow(void *base, const shard_field_desc *rows, int n_rows, size
     }
 }
 
+const shard_field_desc *shard_particles_row(const char *name)
+{
+    for (int f = 0; f < shard_particle_n_fields; f++)
+        if (strcmp(shard_particle_fields[f].name, name) == 0)
+            return &shard_particle_fields[f];
+    return NULL;
+}
+
 void shard_particles_reserve(shard_particles *p, size_t n)
 {
     if (n <= p->capacity && p->gid)

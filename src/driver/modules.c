@@ -294,10 +294,29 @@ int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *e
     return 0;
 }
 
+/* Adds the particle-store row `name` to what the contact ghosts get (once). */
+static void shard_sim_add_ghost_row(shard_sim *s, const char *name)
+{
+    const shard_field_desc *row = shard_particles_row(name);
+    if (!row || row->type != SHARD_TYPE_F64)
+        shard_fatal(SHARD_EXIT_INTERNAL, "a force term reads the row '%s' at ghosts, which the particle store has not "
+                    "(as doubles)", name);
+    for (int k = 0; k < s->n_ghost_rows; k++)
+        if (s->ghost_rows[k] == row)
+            return;
+    if (s->n_ghost_rows >= SHARD_GHOSTS_MAX_ROWS)
+        shard_fatal(SHARD_EXIT_INTERNAL, "more than %d rows forwarded to contact ghosts", SHARD_GHOSTS_MAX_ROWS);
+    s->ghost_rows[s->n_ghost_rows++] = row;
+}
+
 /* Contact distances: each body's largest contact radius and candidate reach over the terms that have one, the
- * skin (in units of the smallest spacing) and the contact-ghost cutoff (from the reach). */
+ * skin (in units of the smallest spacing) and the contact-ghost cutoff (from the reach); what the contact ghosts
+ * get in a forward (x, v and the rows terms read at ghosts). */
 void shard_sim_contact_range(shard_sim *s)
 {
+    s->n_ghost_rows = 0;
+    shard_sim_add_ghost_row(s, "position");
+    shard_sim_add_ghost_row(s, "velocity");
     const shard_scene *sc = &s->scene;
     s->contact_radius = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->contact_radius);
     s->reach_radius = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->reach_radius);
@@ -312,8 +331,8 @@ void shard_sim_contact_range(shard_sim *s)
                 s->contact_radius[b] = fmax(s->contact_radius[b], r);
                 double reach = t->def->candidate_radius ? t->def->candidate_radius(bs) : r;
                 s->reach_radius[b] = fmax(s->reach_radius[b], reach);
-                if (t->def->uses_normals && t->def->uses_normals(bs))
-                    s->normals = 1;
+                if (t->def->ghost_row && t->def->ghost_row_used && t->def->ghost_row_used(bs))
+                    shard_sim_add_ghost_row(s, t->def->ghost_row);
             }
         }
         max_radius = fmax(max_radius, s->reach_radius[b]);

@@ -23,7 +23,7 @@ static void shard_sim_svc_refresh(void *impl)
 {
     shard_sim *s = impl;
     shard_sim_forward_xv(s);
-    shard_ghosts_forward(s->ghosts, &s->p, SHARD_GHOSTS_XV);
+    shard_ghosts_forward(s->ghosts, &s->p, s->ghost_rows, 2); /* x and v */
 }
 
 void shard_sim_collective_init(shard_sim *s)

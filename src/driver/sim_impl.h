@@ -85,8 +85,10 @@ struct shard_sim {
     double *contact_radius;       /* per body: the largest contact radius any term gives it */
     double *reach_radius;         /* per body: the largest reach for contact candidates (candidate lists, the
                                    * contact ghosts' cutoff): the contact radius, or more (smooth surfaces) */
-    int normals;                  /* 1: some term reads surface normals (matter.h, uses_normals): they are
-                                   * computed and forwarded to every ghost in each force evaluation */
+    const shard_field_desc *ghost_rows[SHARD_GHOSTS_MAX_ROWS]; /* x, v, then the rows some term reads at every ghost
+                                   * (matter.h, ghost_row): what a forward to the contact ghosts sends */
+    int n_ghost_rows;             /* 2 + the terms' rows; the terms' rows are filled and forwarded to every ghost
+                                   * in each force evaluation */
     uint8_t *own_contact;         /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
     int64_t *body_first;          /* per body: its first global id (n_bodies + 1 entries) */
     uint8_t *timed;               /* per body: 1 when a constraint has a time window (re-applied every step) */
@@ -236,8 +238,8 @@ int shard_sim_memory_terms(shard_sim *s, const shard_checkpoint_list *lists, int
 void shard_sim_forces(shard_sim *s, int force_rebuild);
 /* Contact ghosts and candidate lists from the current positions.  Collective. */
 void shard_sim_rebuild(shard_sim *s);
-/* A restart's start-up, which evaluates no force: the surface normals where a term reads them, the contact
- * ghosts and candidate lists, and the normals of the contact ghosts.  Collective. */
+/* A restart's start-up, which evaluates no force: the rows terms read at ghosts (the surface normals of smooth
+ * contact), the contact ghosts and candidate lists, and those rows of the contact ghosts.  Collective. */
 void shard_sim_restart_ghosts(shard_sim *s);
 /* Forwards x and v of the owned particles to every module's bond ghosts (not timed).  Collective. */
 void shard_sim_forward_xv(shard_sim *s);

@@ -14,8 +14,8 @@
  * after it.  The force path ("inner" particles have no bond partner among the ghosts, so they are computed while a
  * halo exchange is in flight):
  *   begin halo of x, v to every module's bond ghosts; pass 1 of the two-pass terms for inner particles
- *   end halo; where a term reads surface normals (smooth contact): they are computed [Contact] and sent to
- *   the bond ghosts [Comm]
+ *   end halo; where a term reads a row at ghosts (the surface normals of smooth contact): it is computed
+ *   [the term's phase: Contact] and sent to the bond ghosts [Comm]
  *   skin check (one allreduce, also catches NaN)                                     [Comm]
  *   on a skin violation: contact ghosts and candidate lists rebuilt                  [Neigh]; else forward [Comm]
  *   pass 1 for the other particles                                                   [the term's phase: Solid]
@@ -68,13 +68,13 @@ void shard_sim_rebuild(shard_sim *s)
     shard_timer_stamp(&s->timer, s->ph_neigh, shard_wtime());
 }
 
-/* A rebuild, and where a term reads surface normals (computed for the owned particles) the new contact
- * ghosts' normals, which their records do not carry. Collective. */
-static void shard_sim_rebuild_with_normals(shard_sim *s)
+/* A rebuild, and where terms read rows at ghosts (computed for the owned particles: the surface normals of
+ * smooth contact) the new contact ghosts' rows, which their records do not carry. Collective. */
+static void shard_sim_rebuild_with_rows(shard_sim *s)
 {
     shard_sim_rebuild(s);
-    if (s->normals) {
-        shard_ghosts_forward(s->ghosts, &s->p, SHARD_GHOSTS_NORMALS);
+    if (s->n_ghost_rows > 2) {
+        shard_ghosts_forward(s->ghosts, &s->p, s->ghost_rows + 2, s->n_ghost_rows - 2);
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
     }
 }
@@ -114,36 +114,40 @@ static void shard_sim_after_positions(shard_sim *s, int force_rebuild)
         shard_fail_all(s->comm, SHARD_EXIT_RUNTIME, e.msg);
     }
     if (flags[0]) {
-        shard_sim_rebuild_with_normals(s);
+        shard_sim_rebuild_with_rows(s);
     } else {
-        shard_ghosts_forward(s->ghosts, p, SHARD_GHOSTS_XV | (s->normals ? SHARD_GHOSTS_NORMALS : 0u));
+        shard_ghosts_forward(s->ghosts, p, s->ghost_rows, s->n_ghost_rows);
         shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
         shard_sim_fracture_reopen(s);
     }
 }
 
-/* Surface normals of the owned particles, once the bond ghosts hold the new positions, forwarded to the bond
- * ghosts here (the contact ghosts get them with x and v next). Collective over the neighbourhood. */
-static void shard_sim_normals(shard_sim *s)
+/* The rows terms read at ghosts (matter.h, ghost_row: the surface normals of smooth contact), filled for the
+ * owned particles once the bond ghosts hold the new positions and forwarded to the bond ghosts here (the contact
+ * ghosts get them with x and v next). Collective over the neighbourhood. */
+static void shard_sim_ghost_rows(shard_sim *s)
 {
     for (int k = 0; k < s->n_terms; k++)
-        if (s->term[k].def->normals) {
-            s->term[k].def->normals(&s->term[k].ctx);
+        if (s->term[k].def->fill_ghost_row) {
+            s->term[k].def->fill_ghost_row(&s->term[k].ctx);
             shard_timer_stamp(&s->timer, s->term[k].phase, shard_wtime());
         }
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].halo) {
-            shard_halo_field f = shard_halo_field_of(s->mod[m].halo, s->p.nrm, 3);
-            shard_halo_forward(s->mod[m].halo, 1, &f);
+            shard_halo_field f[SHARD_GHOSTS_MAX_ROWS];
+            for (int r = 2; r < s->n_ghost_rows; r++)
+                f[r - 2] = shard_halo_field_of(s->mod[m].halo, shard_particles_array(&s->p, s->ghost_rows[r]),
+                                               s->ghost_rows[r]->ncomp);
+            shard_halo_forward(s->mod[m].halo, s->n_ghost_rows - 2, f);
         }
     shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime());
 }
 
 void shard_sim_restart_ghosts(shard_sim *s)
 {
-    if (s->normals)
-        shard_sim_normals(s);
-    shard_sim_rebuild_with_normals(s);
+    if (s->n_ghost_rows > 2)
+        shard_sim_ghost_rows(s);
+    shard_sim_rebuild_with_rows(s);
 }
 
 /* Pass 1 of the two-pass terms for the inner particles (first) or the others, each into its term's phase. */
@@ -241,8 +245,8 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
     for (int m = 0; m < s->n_modules; m++)
         if (s->mod[m].halo)
             shard_halo_forward_end(s->mod[m].halo, 2, xv[m]);
-    if (s->normals)
-        shard_sim_normals(s);
+    if (s->n_ghost_rows > 2)
+        shard_sim_ghost_rows(s);
     shard_sim_after_positions(s, force_rebuild);
     shard_sim_pass1(s, 0);
     shard_halo_field ex[SHARD_SIM_MAX_TERMS];

@@ -25,7 +25,7 @@ static double shard_forces_candidate_radius(const void *state)
     return cp->smooth ? SHARD_CONTACT_SMOOTH_REACH * cp->radius : cp->radius;
 }
 
-static int shard_forces_contact_uses_normals(const void *state)
+static int shard_forces_contact_uses_normals(const void *state) /* smooth surfaces read normals */
 {
     return ((const shard_contact_params *)state)->smooth;
 }
@@ -107,8 +107,9 @@ static const shard_force_term shard_forces_contact = {
     .dt_name = "contact",
     .contact_radius = shard_forces_contact_radius,
     .candidate_radius = shard_forces_candidate_radius,
-    .uses_normals = shard_forces_contact_uses_normals,
-    .normals = shard_forces_contact_normals,
+    .ghost_row = "surface_normal",
+    .ghost_row_used = shard_forces_contact_uses_normals,
+    .fill_ghost_row = shard_forces_contact_normals,
     .memory_width = 3,
     .memory_name = "contact_memory",
     .add = shard_forces_contact_add,

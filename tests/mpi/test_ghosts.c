@@ -388,7 +388,8 @@ int main(int argc, char **argv)
         memcpy(p.x + 3 * s, w.x + 3 * e.own[s], 3 * sizeof(double));
         memcpy(p.v + 3 * s, w.v + 3 * e.own[s], 3 * sizeof(double));
     }
-    shard_ghosts_forward(g, &p, SHARD_GHOSTS_XV);
+    const shard_field_desc *xv[2] = {shard_particles_row("position"), shard_particles_row("velocity")};
+    shard_ghosts_forward(g, &p, xv, 2);
     bytes_expect += (uint64_t)sent_before * 6 * sizeof(double);
     SHARD_ENSURE(shard_ghosts_bytes(g) == bytes_expect);
     int fwd_bad = 0;
