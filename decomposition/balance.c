@@ -20,8 +20,8 @@ typedef struct shard_balance_view {
     const shard_particles *p;
     const double *w, *where;
     const shard_csr *bonds;
-    const int32_t *owner;    /* per local particle: its owner (bond ghosts; owned: this rank) */
-    int ngw;                 /* ZOLTAN_ID_TYPE words of a global id */
+    const int32_t *owner; /* per local particle: its owner (bond ghosts; owned: this rank) */
+    int ngw;              /* ZOLTAN_ID_TYPE words of a global id */
 } shard_balance_view;
 
 static void shard_balance_put_gid(ZOLTAN_ID_PTR out, int ngw, int64_t gid)
@@ -60,8 +60,8 @@ static int shard_balance_num_geom(void *data, int *ierr)
     return 3;
 }
 
-static void shard_balance_geom(void *data, int ngw, int nlw, int n, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
-                               int dim, double *geom, int *ierr)
+static void shard_balance_geom(void *data, int ngw, int nlw, int n, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids, int dim,
+                               double *geom, int *ierr)
 {
     const shard_balance_view *v = data;
     (void)ngw, (void)nlw, (void)gids;
@@ -156,8 +156,8 @@ shard_balancer *shard_balancer_create_parts(shard_comm *c, shard_balancer_method
 }
 
 int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const double *where, const double *w,
-                             const shard_csr *bonds,
-                             shard_halo *const *halos, int n_halos, int32_t *dest, shard_error *err)
+                             const shard_csr *bonds, shard_halo *const *halos, int n_halos, int32_t *dest,
+                             shard_error *err)
 {
     size_t nl = p->n_owned + p->n_bond_ghost;
     int32_t *owner = shard_malloc((nl + 1) * sizeof *owner);
@@ -174,14 +174,17 @@ int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const 
     return rc;
 }
 
-int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where,
-                                    const double *w, const shard_csr *bonds, const int32_t *owner, int32_t *dest,
-                                    shard_error *err)
+int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where, const double *w,
+                                    const shard_csr *bonds, const int32_t *owner, int32_t *dest, shard_error *err)
 {
     memset(err, 0, sizeof *err);
     shard_comm *c = b->comm;
     size_t n_own = p->n_owned;
-    shard_balance_view v = {.p = p, .w = w, .where = where, .bonds = bonds, .owner = owner,
+    shard_balance_view v = {.p = p,
+                            .w = w,
+                            .where = where,
+                            .bonds = bonds,
+                            .owner = owner,
                             .ngw = (int)((sizeof(int64_t) + sizeof(ZOLTAN_ID_TYPE) - 1) / sizeof(ZOLTAN_ID_TYPE))};
     Zoltan_Set_Num_Obj_Fn(b->zz, shard_balance_num_obj, &v);
     Zoltan_Set_Obj_List_Fn(b->zz, shard_balance_obj_list, &v);
@@ -194,8 +197,8 @@ int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p,
     int changes = 0, ngw = 0, nlw = 0, n_imp = 0, n_exp = 0;
     ZOLTAN_ID_PTR imp_g = NULL, imp_l = NULL, exp_g = NULL, exp_l = NULL;
     int *imp_p = NULL, *imp_part = NULL, *exp_p = NULL, *exp_part = NULL;
-    int rc = Zoltan_LB_Partition(b->zz, &changes, &ngw, &nlw, &n_imp, &imp_g, &imp_l, &imp_p, &imp_part, &n_exp,
-                                 &exp_g, &exp_l, &exp_p, &exp_part);
+    int rc = Zoltan_LB_Partition(b->zz, &changes, &ngw, &nlw, &n_imp, &imp_g, &imp_l, &imp_p, &imp_part, &n_exp, &exp_g,
+                                 &exp_l, &exp_p, &exp_part);
     int failed = rc != ZOLTAN_OK;
     /* RETURN_LISTS PARTS: the export lists hold every object with its new part. */
     for (size_t i = 0; i < n_own; i++)
@@ -214,9 +217,10 @@ int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p,
     Zoltan_LB_Free_Part(&imp_g, &imp_l, &imp_p, &imp_part);
     Zoltan_LB_Free_Part(&exp_g, &exp_l, &exp_p, &exp_part);
     if (failed)
-        shard_error_set(err, SHARD_EXIT_INTERNAL, "Zoltan_LB_Partition failed (code %d) %spartitioning %zu "
-                        "particles on rank %d", rc, b->method == SHARD_BALANCER_STARTUP ? "" : "re", n_own,
-                        c->rank);
+        shard_error_set(err, SHARD_EXIT_INTERNAL,
+                        "Zoltan_LB_Partition failed (code %d) %spartitioning %zu "
+                        "particles on rank %d",
+                        rc, b->method == SHARD_BALANCER_STARTUP ? "" : "re", n_own, c->rank);
     return shard_comm_any_error(c, err);
 }
 

@@ -219,10 +219,7 @@ void *shard_comm_allgather_bytes(shard_comm *c, const void *mine, size_t bytes, 
     return all;
 }
 
-void shard_comm_profile(shard_comm *c, int on)
-{
-    SHARD_MPI(c, MPI_Pcontrol(on));
-}
+void shard_comm_profile(shard_comm *c, int on) { SHARD_MPI(c, MPI_Pcontrol(on)); }
 
 int64_t *shard_comm_exchange_i64(shard_comm *c, const int64_t *send, const size_t *count, size_t *n_recv)
 {

@@ -11,18 +11,18 @@
 
 struct shard_ghosts {
     int n_bodies;
-    uint8_t *self;               /* per body: touches itself */
-    shard_halo *halo;            /* the exchange plan of the contact ghosts (NULL before the first rebuild) */
-    int n_rows;                  /* registry rows a record carries (SHARD_FIELD_CONTACT) */
+    uint8_t *self;    /* per body: touches itself */
+    shard_halo *halo; /* the exchange plan of the contact ghosts (NULL before the first rebuild) */
+    int n_rows;       /* registry rows a record carries (SHARD_FIELD_CONTACT) */
     const shard_field_desc *rows[32];
     size_t record_bytes;
     /* buffers kept between rebuilds */
-    double *boxes;               /* every rank's cluster boxes, SHARD_GHOSTS_BOX doubles each */
+    double *boxes; /* every rank's cluster boxes, SHARD_GHOSTS_BOX doubles each */
     size_t cap_boxes;
-    int *box_count, *box_displ;  /* per rank (in boxes) */
-    double *mine;                /* this rank's boxes */
+    int *box_count, *box_displ; /* per rank (in boxes) */
+    double *mine;               /* this rank's boxes */
     size_t cap_mine;
-    int32_t *cluster;            /* per owned particle: its cluster, the index of its box among this rank's */
+    int32_t *cluster; /* per owned particle: its cluster, the index of its box among this rank's */
     size_t cap_cluster;
     int32_t *near_start, *near_box; /* per own cluster, for the neighbour being scanned: boxes within cutoff */
     size_t cap_near_start, cap_near_box;
@@ -38,7 +38,7 @@ struct shard_ghosts {
     size_t cap_sbuf, cap_rbuf;
     MPI_Request *req;
     size_t cap_req;
-    uint64_t rebuild_bytes;      /* counts and records sent by rebuilds */
+    uint64_t rebuild_bytes; /* counts and records sent by rebuilds */
 };
 
 shard_ghosts *shard_ghosts_create(int n_bodies, const uint8_t *self)
@@ -140,7 +140,7 @@ enum { SHARD_GHOSTS_BOX = 7, SHARD_GHOSTS_MAX_BOXES = 256 };
 /* Cells of the clustering: an open-addressing table keyed by (body, cell coordinates). */
 typedef struct shard_ghosts_cell {
     int64_t key[4];
-    int32_t id;          /* dense index of the cell, -1: slot empty */
+    int32_t id; /* dense index of the cell, -1: slot empty */
 } shard_ghosts_cell;
 
 static uint64_t shard_ghosts_hash(const int64_t *k)
@@ -290,8 +290,8 @@ static size_t shard_ghosts_gather_boxes(shard_ghosts *g, shard_comm *c, const sh
         total += (size_t)g->box_count[q];
     }
     shard_reserve((void **)&g->boxes, &g->cap_boxes, total + 1, sizeof *g->boxes);
-    SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count,
-                                g->box_displ, MPI_DOUBLE, c->world));
+    SHARD_MPI(c, MPI_Allgatherv(n_mine ? mine : g->boxes, n_mine_i, MPI_DOUBLE, g->boxes, g->box_count, g->box_displ,
+                                MPI_DOUBLE, c->world));
     g->rebuild_bytes += (uint64_t)(np - 1) * (sizeof(int) + (uint64_t)n_mine_i * sizeof(double));
     return n_mine;
 }
@@ -404,10 +404,10 @@ void shard_ghosts_rebuild(shard_ghosts *g, shard_comm *c, shard_particles *p, sh
     }
     size_t so = 0, ro = 0;
     for (int k = 0; k < n_nbr; k++) {
-        SHARD_MPI(c, MPI_Irecv(g->rbuf + ro * rb, recv_count[k] * (int)rb, MPI_BYTE, nbr[k], 201, c->world,
-                               &req[2 * k]));
-        SHARD_MPI(c, MPI_Isend(g->sbuf + so * rb, send_count[k] * (int)rb, MPI_BYTE, nbr[k], 201, c->world,
-                               &req[2 * k + 1]));
+        SHARD_MPI(c,
+                  MPI_Irecv(g->rbuf + ro * rb, recv_count[k] * (int)rb, MPI_BYTE, nbr[k], 201, c->world, &req[2 * k]));
+        SHARD_MPI(
+            c, MPI_Isend(g->sbuf + so * rb, send_count[k] * (int)rb, MPI_BYTE, nbr[k], 201, c->world, &req[2 * k + 1]));
         ro += (size_t)recv_count[k];
         so += (size_t)send_count[k];
     }

@@ -43,8 +43,8 @@ static void shard_halo_make_graph(shard_halo *h)
     h->graphs++;
 }
 
-shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count,
-                              const int32_t *send_idx, const int *recv_count, size_t recv_first)
+shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count, const int32_t *send_idx,
+                              const int *recv_count, size_t recv_first)
 {
     shard_halo *h = shard_calloc(1, sizeof *h);
     h->comm = c;
@@ -98,8 +98,8 @@ void shard_halo_forward_begin(shard_halo *h, int n_fields, const shard_halo_fiel
         h->sc[k] = h->send_count[k] * width, h->sd[k] = h->send_displ[k] * width;
         h->rc[k] = h->recv_count[k] * width, h->rd[k] = h->recv_displ[k] * width;
     }
-    SHARD_MPI(h->comm, MPI_Ineighbor_alltoallv(h->sbuf, h->sc, h->sd, MPI_DOUBLE, h->rbuf, h->rc, h->rd,
-                                               MPI_DOUBLE, h->graph, &h->req));
+    SHARD_MPI(h->comm, MPI_Ineighbor_alltoallv(h->sbuf, h->sc, h->sd, MPI_DOUBLE, h->rbuf, h->rc, h->rd, MPI_DOUBLE,
+                                               h->graph, &h->req));
     h->bytes += h->n_send * (size_t)width * sizeof(double);
 }
 

@@ -22,8 +22,8 @@ typedef struct shard_migrate_rec {
 } shard_migrate_rec;
 
 /* Words of the fixed part of a record of module m (header and rows). */
-static size_t shard_migrate_fixed_words(const shard_partition_kinds *kinds, const shard_block *blocks,
-                                        uint64_t present, const uint64_t *mpresent, int m)
+static size_t shard_migrate_fixed_words(const shard_partition_kinds *kinds, const shard_block *blocks, uint64_t present,
+                                        const uint64_t *mpresent, int m)
 {
     size_t w = 3 + (size_t)kinds->n_lists;
     for (int f = 0; f < shard_particle_n_fields; f++)
@@ -114,11 +114,11 @@ static size_t shard_migrate_record_words(const shard_partition_kinds *kinds, con
  * appended once every record is in. */
 typedef struct shard_migrate_recv {
     shard_package k;
-    shard_migrate_rec *rec;   /* n_rec: (module, gid, row), sorted by (module, gid) */
+    shard_migrate_rec *rec; /* n_rec: (module, gid, row), sorted by (module, gid) */
     size_t n_rec;
-    int64_t *boff;            /* n_rec + 1: first bond entry of each row */
-    int64_t **loff;           /* per list, n_rec + 1: first entry of each row */
-    size_t *mod_own;          /* per module: its first owned row */
+    int64_t *boff;   /* n_rec + 1: first bond entry of each row */
+    int64_t **loff;  /* per list, n_rec + 1: first entry of each row */
+    size_t *mod_own; /* per module: its first owned row */
     shard_partition_ghost *gh;
     size_t ng, ng_cap;
 } shard_migrate_recv;
@@ -284,8 +284,7 @@ static void shard_migrate_forward_ghosts(shard_halo **halos, int nm, shard_parti
         for (int f = 0; f < shard_particle_n_fields; f++) {
             const shard_field_desc *d = &shard_particle_fields[f];
             if ((present >> f & 1u) && (d->flags & SHARD_FIELD_GHOST))
-                rows[n++] = (shard_halo_rows){shard_particles_array(p, d), shard_field_row_bytes(d), 0,
-                                              h->recv_first};
+                rows[n++] = (shard_halo_rows){shard_particles_array(p, d), shard_field_row_bytes(d), 0, h->recv_first};
         }
         shard_block *b = &blocks[m];
         for (int r = 0; r < b->n_rows; r++)
@@ -299,8 +298,8 @@ static void shard_migrate_forward_ghosts(shard_halo **halos, int nm, shard_parti
 }
 
 void shard_migrate(shard_comm *c, const shard_partition_kinds *kinds, const int32_t *dest, shard_particles *p,
-                   shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
-                   shard_pairlist *lists, shard_migrate_stats *stats)
+                   shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos, shard_pairlist *lists,
+                   shard_migrate_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
     size_t n_own = p->n_owned, nl = p->n_owned + p->n_bond_ghost;
@@ -396,7 +395,8 @@ void shard_migrate_to(shard_comm *c, const shard_partition_kinds *kinds, const d
     if (!round_words) {
         round_words = left / SHARD_MIGRATE_MIN_ROUNDS;
         round_words = round_words < SHARD_MIGRATE_ROUND_WORDS / 8 ? SHARD_MIGRATE_ROUND_WORDS / 8
-                      : round_words > SHARD_MIGRATE_ROUND_WORDS ? SHARD_MIGRATE_ROUND_WORDS : round_words;
+                      : round_words > SHARD_MIGRATE_ROUND_WORDS   ? SHARD_MIGRATE_ROUND_WORDS
+                                                                  : round_words;
     }
     int64_t rounds = (left + round_words - 1) / round_words;
     rounds = (int64_t)shard_comm_max(c, (double)rounds);

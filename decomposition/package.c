@@ -68,7 +68,8 @@ void shard_package_alloc(shard_package *k, const shard_partition_kinds *kinds)
     for (int f = 0; f < shard_particle_n_fields; f++)
         if (k->present >> f & 1u)
             k->field[f] = shard_malloc(shard_package_rows(k, &shard_particle_fields[f]) *
-                                           shard_field_row_bytes(&shard_particle_fields[f]) + 1);
+                                           shard_field_row_bytes(&shard_particle_fields[f]) +
+                                       1);
     k->mfield = shard_calloc((size_t)k->n_mod * SHARD_BLOCK_MAX_ROWS + 1, sizeof *k->mfield);
     (void)kinds;
 }
@@ -202,9 +203,9 @@ static shard_halo *shard_partition_halo(shard_comm *c, const shard_package *k, c
     return h;
 }
 
-void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k,
-                                 shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                                 shard_halo **halos, shard_pairlist *lists)
+void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k, shard_particles *p,
+                          shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
+                          shard_pairlist *lists)
 {
     for (int q = 0; q < k->n_lists; q++) {
         shard_pairlist *l = &lists[q];
@@ -265,7 +266,7 @@ void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, con
     for (int m = 0; m < kinds->n_modules; m++) {
         halos[m] = NULL;
         if (kinds->has_halo[m])
-            halos[m] = shard_partition_halo(c, k, bonds, blocks[m].first, blocks[m].n_owned,
-                                            blocks[m].ghost_first, blocks[m].n_ghost);
+            halos[m] = shard_partition_halo(c, k, bonds, blocks[m].first, blocks[m].n_owned, blocks[m].ghost_first,
+                                            blocks[m].n_ghost);
     }
 }

@@ -15,21 +15,21 @@ enum { SHARD_PKG_MAX_FIELDS = 64 };
 typedef struct shard_package {
     int64_t n_own, n_ghost, n_bonds;
     int n_mod;
-    uint64_t present;    /* bit f: particle registry row f is sent */
-    int64_t *mod;        /* 3 per module: owned, ghosts, bit mask of the block rows sent */
-    int64_t *gid;        /* n_own + n_ghost: owned by (module, gid), then ghosts by (module, owner, gid) */
-    int32_t *owner;      /* n_ghost */
-    int32_t *bond_count; /* n_own */
-    int64_t *bond_gid;   /* n_bonds */
-    uint8_t *bond_broken;/* n_bonds */
+    uint64_t present;     /* bit f: particle registry row f is sent */
+    int64_t *mod;         /* 3 per module: owned, ghosts, bit mask of the block rows sent */
+    int64_t *gid;         /* n_own + n_ghost: owned by (module, gid), then ghosts by (module, owner, gid) */
+    int32_t *owner;       /* n_ghost */
+    int32_t *bond_count;  /* n_own */
+    int64_t *bond_gid;    /* n_bonds */
+    uint8_t *bond_broken; /* n_bonds */
     void *field[SHARD_PKG_MAX_FIELDS];
-    void **mfield;       /* n_mod * SHARD_BLOCK_MAX_ROWS */
+    void **mfield; /* n_mod * SHARD_BLOCK_MAX_ROWS */
     /* pair lists: per list, entries per owned particle, their keys and values */
     int n_lists;
-    int64_t *ltotal;     /* n_lists: entries */
-    int32_t **lcount;    /* n_lists x n_own */
-    int64_t **lkey;      /* n_lists x ltotal */
-    double **lval;       /* n_lists x ltotal x width */
+    int64_t *ltotal;  /* n_lists: entries */
+    int32_t **lcount; /* n_lists x n_own */
+    int64_t **lkey;   /* n_lists x ltotal */
+    double **lval;    /* n_lists x ltotal x width */
 } shard_package;
 
 /* Registry rows the package may carry: every state row but the global id, which the package sends itself. */
@@ -63,8 +63,8 @@ void shard_package_free(shard_package *k);
 
 /* Collective (the halo plans): unpacks a package into the particle store, the module blocks, the bond CSR and
  * its broken flags, and builds the halo plans of the modules with has_halo and the pair lists. */
-void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k,
-                          shard_particles *p, shard_block *blocks, shard_csr *bonds, uint8_t **broken,
-                          shard_halo **halos, shard_pairlist *lists);
+void shard_package_unpack(shard_comm *c, const shard_partition_kinds *kinds, const shard_package *k, shard_particles *p,
+                          shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
+                          shard_pairlist *lists);
 
 #endif

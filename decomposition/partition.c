@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner,
-                                 double *where)
+void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner, double *where)
 {
     int np = c->size;
     size_t n_own = p->n_owned, ng = p->n_bond_ghost;
@@ -40,8 +39,10 @@ void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const 
     for (size_t w = 0; w < n_req; w += 2) {
         int32_t i = shard_gidmap_find(&own, got[w + 1]);
         if (i < 0)
-            shard_fail_one(c, SHARD_EXIT_INTERNAL, "start-up: rank %d was asked for particle %lld, which it does "
-                           "not hold", c->rank, (long long)got[w + 1]);
+            shard_fail_one(c, SHARD_EXIT_INTERNAL,
+                           "start-up: rank %d was asked for particle %lld, which it does "
+                           "not hold",
+                           c->rank, (long long)got[w + 1]);
         ans[w] = got[w + 1], ans[w + 1] = (int64_t)where[i];
     }
     free(got);
@@ -92,8 +93,8 @@ static shard_partition_ghost *shard_share_ghosts(shard_comm *c, const shard_shar
             if (j >= first && j < last)
                 continue;
             shard_reserve((void **)&gh, &cap, ng + 1, sizeof *gh);
-            gh[ng++] = (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j),
-                                               j};
+            gh[ng++] =
+                (shard_partition_ghost){kinds->body_module[in->p.body[i]], shard_share_owner(starts, size, j), j};
         }
     if (ng > 1)
         qsort(gh, ng, sizeof *gh, shard_partition_cmp_ghost);
@@ -240,8 +241,8 @@ void shard_share_free(shard_share *sh)
 
 /* The start-up partition of the shares into nparts parts: Zoltan's recursive coordinate bisection of the rest
  * positions, weight 1 + bonds per particle (the solid's work; docs/architecture.md, "Start-up and restart"). */
-int shard_partition_share(shard_comm *c, const shard_particles *p, const shard_csr *bonds, int nparts,
-                          int32_t *part, shard_error *err)
+int shard_partition_share(shard_comm *c, const shard_particles *p, const shard_csr *bonds, int nparts, int32_t *part,
+                          shard_error *err)
 {
     size_t n_own = p->n_owned;
     double *w = shard_malloc((n_own + 1) * sizeof *w);
@@ -267,8 +268,8 @@ int shard_partition_distribute_share(shard_comm *c, const shard_partition_kinds 
     if (c->size == 1) {
         /* One rank: the share is the whole run and already in the store's order; nothing moves. */
         for (int m = 0; m < kinds->n_modules; m++)
-            halos[m] = kinds->has_halo[m] ? shard_halo_create(c, 0, NULL, NULL, NULL, NULL, blocks[m].ghost_first)
-                                          : NULL;
+            halos[m] =
+                kinds->has_halo[m] ? shard_halo_create(c, 0, NULL, NULL, NULL, NULL, blocks[m].ghost_first) : NULL;
         return 0;
     }
     double *where = shard_malloc((nl + 1) * sizeof *where);

@@ -29,8 +29,7 @@ static void shard_part_stats_alloc(shard_part_stats *st, int nparts)
     st->bonds = shard_calloc((size_t)nparts, sizeof *st->bonds);
 }
 
-void shard_part_stats_compute(size_t n, const shard_csr *graph, int nparts, const int32_t *part,
-                              shard_part_stats *st)
+void shard_part_stats_compute(size_t n, const shard_csr *graph, int nparts, const int32_t *part, shard_part_stats *st)
 {
     shard_part_stats_alloc(st, nparts);
     size_t cut = 0;
@@ -70,8 +69,8 @@ static void shard_part_stats_count_pairs(int64_t *pairs, size_t n, int64_t *per_
             per_part[pairs[2 * k]]++;
 }
 
-void shard_part_stats_compute_dist(shard_comm *c, const shard_particles *p, const shard_csr *bonds,
-                                   const double *part, int nparts, shard_part_stats *st)
+void shard_part_stats_compute_dist(shard_comm *c, const shard_particles *p, const shard_csr *bonds, const double *part,
+                                   int nparts, shard_part_stats *st)
 {
     shard_part_stats_alloc(st, nparts);
     int np = c->size;

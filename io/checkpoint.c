@@ -92,14 +92,14 @@ static void shard_ckpt_fault(const shard_checkpoint *ck, long step, long dataset
 /* What a rank writes, gathered before the file is created: its rows' counts and offsets in the file, its bond
  * lists by partner global id, the pair lists' counts, the checksums and the raw size of the file. */
 typedef struct shard_ckpt_plan {
-    size_t n_own, nb;                   /* owned particles, their bond entries */
-    int64_t n_global, first;            /* particles in the file, this rank's first row */
-    int64_t nb_global, bfirst;          /* bond entries in the file, this rank's first */
-    int32_t *count;                     /* per owned particle: its bonds */
-    int64_t *partner;                   /* per bond entry: the partner's global id */
-    uint8_t *broken;                    /* per bond entry */
-    const shard_block **sec_of;         /* per owned particle: the block whose owned range holds it (NULL: none) */
-    int n_lists, n_sec;                 /* pair lists and sections written (at most the format's limits) */
+    size_t n_own, nb;           /* owned particles, their bond entries */
+    int64_t n_global, first;    /* particles in the file, this rank's first row */
+    int64_t nb_global, bfirst;  /* bond entries in the file, this rank's first */
+    int32_t *count;             /* per owned particle: its bonds */
+    int64_t *partner;           /* per bond entry: the partner's global id */
+    uint8_t *broken;            /* per bond entry */
+    const shard_block **sec_of; /* per owned particle: the block whose owned range holds it (NULL: none) */
+    int n_lists, n_sec;         /* pair lists and sections written (at most the format's limits) */
     int32_t *lcount[SHARD_CHECKPOINT_MAX_LISTS];
     int64_t l_n[SHARD_CHECKPOINT_MAX_LISTS], l_first[SHARD_CHECKPOINT_MAX_LISTS];
     int64_t sec_n[SHARD_CHECKPOINT_MAX_SECTIONS], sec_first[SHARD_CHECKPOINT_MAX_SECTIONS];
@@ -165,8 +165,8 @@ static void shard_ckpt_plan_bytes(shard_ckpt_plan *pl, shard_comm *c, const shar
     uint64_t raw = (uint64_t)st->scene_len + (uint64_t)pl->n_global * sizeof(int32_t) + (uint64_t)pl->nb_global * 9u;
     for (int f = 0; f < shard_particle_n_fields; f++)
         if (shard_particle_fields[f].flags & SHARD_FIELD_STATE)
-            raw += (uint64_t)pl->n_global * (uint64_t)shard_particle_fields[f].ncomp *
-                   shard_particle_fields[f].elem_size;
+            raw +=
+                (uint64_t)pl->n_global * (uint64_t)shard_particle_fields[f].ncomp * shard_particle_fields[f].elem_size;
     /* Sections: rows and offsets of each (collective sums, the same on every rank). */
     memset(pl->sec_n, 0, sizeof pl->sec_n), memset(pl->sec_first, 0, sizeof pl->sec_first);
     for (int k = 0; k < st->n_sections && k < SHARD_CHECKPOINT_MAX_SECTIONS; k++) {
@@ -256,8 +256,8 @@ static void shard_ckpt_write_particles(shard_h5w *w, const shard_checkpoint *ck,
 }
 
 /* Collective: the pair lists, the modules' own state records and the bonds. */
-static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoint *ck,
-                                   const shard_checkpoint_state *st, const shard_ckpt_plan *pl, long *ndata)
+static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoint *ck, const shard_checkpoint_state *st,
+                                   const shard_ckpt_plan *pl, long *ndata)
 {
     /* Sections: the pair lists (force terms' memories), as bonds: a count per particle, keys, values. */
     hid_t g;
@@ -277,8 +277,8 @@ static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoin
     for (int k = 0; k < pl->n_sec && g >= 0; k++)
         if (st->sections[k].blob) {
             size_t nbytes = st->sections[k].blob_bytes;
-            shard_h5w_rows(w, g, st->sections[k].name, SHARD_TYPE_U8, 1, (int64_t)nbytes, 0,
-                           rank == 0 ? nbytes : 0, st->sections[k].blob);
+            shard_h5w_rows(w, g, st->sections[k].name, SHARD_TYPE_U8, 1, (int64_t)nbytes, 0, rank == 0 ? nbytes : 0,
+                           st->sections[k].blob);
         }
     if (g >= 0)
         H5Gclose(g);
@@ -306,8 +306,7 @@ static void shard_ckpt_commit(const shard_checkpoint *ck, long step, const char 
         shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': fsync failed: %s", tmp, strerror(errno));
         unlink(tmp);
     } else if (rename(tmp, path) != 0) {
-        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': cannot rename from '%s': %s", path, tmp,
-                        strerror(errno));
+        shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': cannot rename from '%s': %s", path, tmp, strerror(errno));
         unlink(tmp);
     } else {
         shard_io_fsync_path(ck->dir, 1);
@@ -315,8 +314,7 @@ static void shard_ckpt_commit(const shard_checkpoint *ck, long step, const char 
     }
 }
 
-int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st,
-                           shard_error *err)
+int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err)
 {
     double t0 = shard_wtime();
     memset(err, 0, sizeof *err);
@@ -355,11 +353,9 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     return 0;
 }
 
-
 #else
 
-int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st,
-                           shard_error *err)
+int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err)
 {
     (void)ck, (void)c, (void)st;
     (void)shard_ckpt_prune;

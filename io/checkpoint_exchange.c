@@ -88,9 +88,10 @@ int64_t *shard_ckpt_exchange(shard_comm *c, const char *path, const char *what, 
         got += (uint64_t)in[r];
     free(cw), free(in);
     if (out > SHARD_CKPT_MAX_WORDS || got > SHARD_CKPT_MAX_WORDS)
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s: rank %d would exchange %llu words at once, more than one "
-                        "exchange carries (2^31 - 1): read it on more ranks", path, what, shard_comm_rank(c),
-                        (unsigned long long)(out > got ? out : got));
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: %s: rank %d would exchange %llu words at once, more than one "
+                        "exchange carries (2^31 - 1): read it on more ranks",
+                        path, what, shard_comm_rank(c), (unsigned long long)(out > got ? out : got));
     *n_recv = 0;
     if (shard_comm_any_error(c, err))
         return NULL;
@@ -103,8 +104,8 @@ int64_t *shard_ckpt_exchange(shard_comm *c, const char *path, const char *what, 
  * bond's reverse) send a valid file's owner about its share, but a corrupt file's owner anything up to every
  * entry of the file (every id the same); the rounds keep the memory of the check O(budget) whatever the file.
  * An owner asked for more than its budget grants it to the senders in rank order; a valid file takes one round. */
-void shard_ckpt_exchange_rounds(shard_comm *c, const int64_t *send, const size_t *count, size_t w,
-                                size_t budget, shard_ckpt_take_fn take, void *ctx)
+void shard_ckpt_exchange_rounds(shard_comm *c, const int64_t *send, const size_t *count, size_t w, size_t budget,
+                                shard_ckpt_take_fn take, void *ctx)
 {
     int p = shard_comm_size(c);
     size_t cap = (size_t)(SHARD_CKPT_MAX_WORDS / 2) / w; /* records a rank may send or receive in a round */

@@ -18,8 +18,7 @@
 
 /* Every STATE row of a registry, element `row` of the store at `base`, component by component, each
  * zero-extended to 64 bits, into h. */
-static uint64_t shard_ckpt_hash_rows(uint64_t h, const void *base, const shard_field_desc *rows, int n_rows,
-                                     size_t row)
+static uint64_t shard_ckpt_hash_rows(uint64_t h, const void *base, const shard_field_desc *rows, int n_rows, size_t row)
 {
     for (int f = 0; f < n_rows; f++) {
         const shard_field_desc *d = &rows[f];
@@ -38,8 +37,8 @@ static uint64_t shard_ckpt_hash_rows(uint64_t h, const void *base, const shard_f
 /* The hash of particle `row` of p: its state rows, then those of its section (blk at slot `slot`; NULL: none). */
 uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row, const shard_block *blk, size_t slot)
 {
-    uint64_t h = shard_ckpt_hash_rows(0x5348415244ull /* "SHARD" */, p, shard_particle_fields,
-                                      shard_particle_n_fields, row);
+    uint64_t h =
+        shard_ckpt_hash_rows(0x5348415244ull /* "SHARD" */, p, shard_particle_fields, shard_particle_n_fields, row);
     if (blk)
         h = shard_ckpt_hash_rows(h, blk, blk->rows, blk->n_rows, slot);
     return h;
@@ -63,8 +62,7 @@ uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, size_t ro
 
 /* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order:
  * of the records there only, so that a reader that asks for other sections without records agrees. */
-uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data,
-                               const size_t *bytes)
+uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data, const size_t *bytes)
 {
     uint64_t h = 0x5348524453544154ull;
     for (int k = 0; k < n; k++) {
@@ -109,9 +107,18 @@ static int shard_ckpt_attr(hid_t f, const char *name, hid_t mtype, void *v)
         H5Aclose(a);
     return rc;
 }
-static int shard_ckpt_attr_i64(hid_t f, const char *name, int64_t *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_INT64, v); }
-static int shard_ckpt_attr_u64(hid_t f, const char *name, uint64_t *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_UINT64, v); }
-static int shard_ckpt_attr_f64(hid_t f, const char *name, double *v) { return shard_ckpt_attr(f, name, H5T_NATIVE_DOUBLE, v); }
+static int shard_ckpt_attr_i64(hid_t f, const char *name, int64_t *v)
+{
+    return shard_ckpt_attr(f, name, H5T_NATIVE_INT64, v);
+}
+static int shard_ckpt_attr_u64(hid_t f, const char *name, uint64_t *v)
+{
+    return shard_ckpt_attr(f, name, H5T_NATIVE_UINT64, v);
+}
+static int shard_ckpt_attr_f64(hid_t f, const char *name, double *v)
+{
+    return shard_ckpt_attr(f, name, H5T_NATIVE_DOUBLE, v);
+}
 
 /* A fixed-length string attribute into buf (truncated to len - 1). */
 static int shard_ckpt_attr_str(hid_t f, const char *name, char *buf, size_t len)
@@ -140,8 +147,8 @@ static int shard_ckpt_attr_str(hid_t f, const char *name, char *buf, size_t len)
 }
 
 /* Opens dataset `name` and checks it has `rows` rows of ncomp values of a type like t. */
-hid_t shard_ckpt_open(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
-                      int64_t rows, shard_error *err)
+hid_t shard_ckpt_open(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
+                      shard_error *err)
 {
     if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: missing dataset %s", path, name);
@@ -164,11 +171,11 @@ hid_t shard_ckpt_open(hid_t f, const char *path, const char *name, shard_field_t
     int ok = 1;
     if (nd != want_nd || dims[0] != (hsize_t)rows || (nd == 2 && dims[1] != (hsize_t)ncomp)) {
         if (want_nd == 1)
-            shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s has the wrong size (expected %lld rows)", path,
-                            name, (long long)rows);
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s has the wrong size (expected %lld rows)", path, name,
+                            (long long)rows);
         else
-            shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s has the wrong size (expected %lld x %d)", path,
-                            name, (long long)rows, ncomp);
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s has the wrong size (expected %lld x %d)", path, name,
+                            (long long)rows, ncomp);
         ok = 0;
     } else if (cls != want_cls || size != H5Tget_size(shard_h5_mem_type(t))) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s has the wrong element type", path, name);
@@ -186,8 +193,8 @@ hid_t shard_ckpt_open(hid_t f, const char *path, const char *name, shard_field_t
 }
 
 /* The whole dataset `name` (checked as shard_ckpt_open does) into buf. */
-int shard_ckpt_read(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
-                    int64_t rows, void *buf, shard_error *err)
+int shard_ckpt_read(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows, void *buf,
+                    shard_error *err)
 {
     hid_t d = shard_ckpt_open(f, path, name, t, ncomp, rows, err);
     if (d < 0)
@@ -260,35 +267,43 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
         if (strcmp(fmt, "shard-output") == 0)
             shard_error_set(err, SHARD_EXIT_INPUT, "%s: this is an output file, not a checkpoint", path);
         else
-            shard_error_set(err, SHARD_EXIT_INPUT, "%s: not a Shard checkpoint (no format attribute "
-                                                   "'shard-checkpoint')", path);
+            shard_error_set(err, SHARD_EXIT_INPUT,
+                            "%s: not a Shard checkpoint (no format attribute "
+                            "'shard-checkpoint')",
+                            path);
     } else if (shard_ckpt_attr_i64(f, "format_version", &version) != 0) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: no format_version attribute", path);
     } else if (version != SHARD_CHECKPOINT_FORMAT_VERSION) {
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: checkpoint format version %lld; this shard reads version %d",
-                        path, (long long)version, SHARD_CHECKPOINT_FORMAT_VERSION);
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: checkpoint format version %lld; this shard reads version %d", path,
+                        (long long)version, SHARD_CHECKPOINT_FORMAT_VERSION);
     } else if (shard_ckpt_attr_i64(f, "complete", &complete) != 0 || complete != 1) {
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: incomplete checkpoint (its write was interrupted); use an "
-                                               "earlier one", path);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: incomplete checkpoint (its write was interrupted); use an "
+                        "earlier one",
+                        path);
     } else if (shard_ckpt_attr_i64(f, "step", &step) || shard_ckpt_attr_f64(f, "time", &d->time) ||
                shard_ckpt_attr_f64(f, "dt", &d->dt) || shard_ckpt_attr_i64(f, "n_particles", &n) ||
                shard_ckpt_attr_i64(f, "n_bonds", &nb) || shard_ckpt_attr_i64(f, "n_ranks", &nranks) ||
-               shard_ckpt_attr_i64(f, "contacts", &contacts) ||
-               shard_ckpt_attr_u64(f, "state_hash", &d->state_hash) ||
+               shard_ckpt_attr_i64(f, "contacts", &contacts) || shard_ckpt_attr_u64(f, "state_hash", &d->state_hash) ||
                shard_ckpt_attr_u64(f, "checksum", checksum)) {
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: a header attribute is missing or unreadable (step, time, dt, "
-                                               "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)", path);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: a header attribute is missing or unreadable (step, time, dt, "
+                        "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)",
+                        path);
     } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS || n_lists > SHARD_CHECKPOINT_MAX_LISTS) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: more sections asked for than a checkpoint holds", path);
     } else if (step < 0 || step > SHARD_MAX_STEPS || n < 1 || n > max_count || nb < 0 || nb > max_count ||
                !(d->dt > 0.0) || !isfinite(d->dt)) {
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: header values out of range (step %lld, n_particles %lld, "
-                                               "n_bonds %lld, dt %g)", path, (long long)step, (long long)n,
-                        (long long)nb, d->dt);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: header values out of range (step %lld, n_particles %lld, "
+                        "n_bonds %lld, dt %g)",
+                        path, (long long)step, (long long)n, (long long)nb, d->dt);
     } else if (d->time != (double)step * d->dt) {
         /* The writer stores time = step * dt exactly: a step that does not give back the time is not the run's. */
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: step %lld does not match the time %.17g s at dt %.17g s (the "
-                                               "header is corrupt)", path, (long long)step, d->time, d->dt);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: step %lld does not match the time %.17g s at dt %.17g s (the "
+                        "header is corrupt)",
+                        path, (long long)step, d->time, d->dt);
     }
     if (!err->code) {
         d->step = (long)step, d->n = n, d->n_bonds = nb, d->n_ranks = (int)nranks, d->contacts = contacts;
@@ -337,15 +352,17 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
             return err->code;
     }
     if (shard_ckpt_hash_blobs(n_sections, sections, d->blob, d->blob_bytes) != want)
-        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: module state checksum mismatch: the data is corrupt "
-                               "(or written for other kinds of matter)", path);
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "%s: module state checksum mismatch: the data is corrupt "
+                               "(or written for other kinds of matter)",
+                               path);
     return 0;
 }
 
 /* Rows [at, at + count) of dataset `name` (of `rows` rows of ncomp values like t: checked as shard_ckpt_read
  * does) into buf, by an independent read (a rank's failure cannot leave another waiting in a collective one). */
-int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
-                         int64_t rows, int64_t at, int64_t count, void *buf, shard_error *err)
+int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
+                         int64_t at, int64_t count, void *buf, shard_error *err)
 {
     hid_t d = shard_ckpt_open(f, path, name, t, ncomp, rows, err);
     if (d < 0)
@@ -372,8 +389,8 @@ int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_fiel
 
 /* Only the checks of a dataset's shape (the whole-file reader reads it here; the range reader reads it once the
  * counts say where its rows are). */
-int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
-                           int64_t rows, shard_error *err)
+int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
+                           shard_error *err)
 {
     hid_t d = shard_ckpt_open(f, path, name, t, ncomp, rows, err);
     if (d >= 0)

@@ -19,8 +19,7 @@ uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row, const shar
 /* Row `row` of a pair list (keys and value bits) into h. */
 uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, size_t row);
 /* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order. */
-uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data,
-                               const size_t *bytes);
+uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data, const size_t *bytes);
 /* Does a block have a STATE row (and so a section in the file)? */
 int shard_ckpt_stateful(const shard_block *b);
 
@@ -30,8 +29,8 @@ int shard_ckpt_stateful(const shard_block *b);
 hid_t shard_ckpt_open(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                       shard_error *err);
 /* The whole dataset `name` (checked as shard_ckpt_open does) into buf. */
-int shard_ckpt_read(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
-                    void *buf, shard_error *err);
+int shard_ckpt_read(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows, void *buf,
+                    shard_error *err);
 /* The rows of a 1-d dataset, or -1 when it is missing or not 1-d. */
 int64_t shard_ckpt_rows_of(hid_t f, const char *path, const char *name, shard_error *err);
 /* The file, opened read-only by one process after the checks that name what is wrong with a path that is no
@@ -48,8 +47,8 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
 int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                          int64_t at, int64_t count, void *buf, shard_error *err);
 /* Only the checks of a dataset's shape. */
-int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
-                           int64_t rows, shard_error *err);
+int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
+                           shard_error *err);
 #endif
 
 /* The parallel reader's cut and exchanges (checkpoint_exchange.c). */

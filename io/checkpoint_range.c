@@ -699,8 +699,10 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
 {
     (void)c, (void)n_sections, (void)sections, (void)n_lists, (void)lists;
     memset(d, 0, sizeof *d);
-    return shard_error_set(err, SHARD_EXIT_INPUT, "%s: this shard was built without parallel HDF5 and cannot "
-                                                  "read checkpoints", path);
+    return shard_error_set(err, SHARD_EXIT_INPUT,
+                           "%s: this shard was built without parallel HDF5 and cannot "
+                           "read checkpoints",
+                           path);
 }
 
 #endif

@@ -57,7 +57,7 @@ int shard_file_read_all(const char *path, const char *what, size_t max_bytes, ch
     if (!e)
         return 0;
     if (e == EFBIG)
-        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: the %s is larger than %zu MiB (is it the right file?)",
-                               path, what, max_bytes >> 20);
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: the %s is larger than %zu MiB (is it the right file?)", path,
+                               what, max_bytes >> 20);
     return shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot %s %s: %s", path, stage, what, strerror(e));
 }

@@ -269,8 +269,8 @@ hid_t shard_h5w_group(shard_h5w *w, hid_t loc, const char *name)
     return g;
 }
 
-void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type type, int ncomp,
-                    int64_t n_global, int64_t first, size_t n_local, const void *data)
+void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type type, int ncomp, int64_t n_global,
+                    int64_t first, size_t n_local, const void *data)
 {
     if (w->failed)
         return;

@@ -37,14 +37,14 @@ typedef struct shard_h5w {
     MPI_Comm comm;
     shard_comm *c;
     int rank, size;
-    int failed;          /* some rank failed, as of the last agreement: the same on every rank */
-    int mine;            /* this rank failed since the last agreement */
-    int fd;              /* rank 0: the file, for the reservations; -1 elsewhere */
-    uint64_t reserved;   /* rank 0: bytes [0, reserved) of the file are allocated on disk */
-    uint64_t end;        /* rank 0: the largest end of a dataset's rows in the file so far */
-    uint64_t bytes;      /* raw data bytes this rank wrote */
+    int failed;        /* some rank failed, as of the last agreement: the same on every rank */
+    int mine;          /* this rank failed since the last agreement */
+    int fd;            /* rank 0: the file, for the reservations; -1 elsewhere */
+    uint64_t reserved; /* rank 0: bytes [0, reserved) of the file are allocated on disk */
+    uint64_t end;      /* rank 0: the largest end of a dataset's rows in the file so far */
+    uint64_t bytes;    /* raw data bytes this rank wrote */
     char path[SHARD_H5W_PATH];
-    char what[512];      /* the first failure (after an agreement: the lowest failing rank's) */
+    char what[512]; /* the first failure (after an agreement: the lowest failing rank's) */
 } shard_h5w;
 
 /* Silences HDF5's own error stack printing (we report our own messages).  Local; idempotent. */
@@ -60,8 +60,8 @@ void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t ra
 hid_t shard_h5w_group(shard_h5w *w, hid_t loc, const char *name);
 /* Collective: dataset `name` of n_global rows of ncomp values (1-d when ncomp == 1); this rank writes rows
  * [first, first + n_local) from data.  Every rank passes the same name, type, ncomp and n_global. */
-void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type type, int ncomp,
-                    int64_t n_global, int64_t first, size_t n_local, const void *data);
+void shard_h5w_rows(shard_h5w *w, hid_t loc, const char *name, shard_field_type type, int ncomp, int64_t n_global,
+                    int64_t first, size_t n_local, const void *data);
 /* Collective, same value on every rank: scalar attributes on loc. */
 void shard_h5w_attr_i64(shard_h5w *w, hid_t loc, const char *name, int64_t v);
 void shard_h5w_attr_u64(shard_h5w *w, hid_t loc, const char *name, uint64_t v);

@@ -25,7 +25,7 @@
 #endif
 
 struct shard_insitu {
-    void *module;                   /* dlopen handle; never closed (see below) */
+    void *module; /* dlopen handle; never closed (see below) */
     const shard_catalyst_api *api;
     void *impl;
     int n_scripts;
@@ -91,14 +91,17 @@ shard_insitu *shard_insitu_create(shard_comm *c, int n_scripts, const char *cons
     char why[1100];
     h->module = shard_insitu_load(why, sizeof why);
     if (!h->module) {
-        shard_error_set(err, SHARD_EXIT_INPUT, "Catalyst: cannot load the Catalyst module (%s); rebuild shard, or "
-                        "set SHARD_CATALYST_MODULE to libshard_catalyst.so", why);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "Catalyst: cannot load the Catalyst module (%s); rebuild shard, or "
+                        "set SHARD_CATALYST_MODULE to libshard_catalyst.so",
+                        why);
     } else {
         const shard_catalyst_api *(*entry)(void) = NULL;
         *(void **)&entry = dlsym(h->module, SHARD_CATALYST_ENTRY);
         h->api = entry ? entry() : NULL;
         if (!h->api || h->api->abi != SHARD_CATALYST_ABI)
-            shard_error_set(err, SHARD_EXIT_INPUT, "Catalyst: the Catalyst module does not match this shard "
+            shard_error_set(err, SHARD_EXIT_INPUT,
+                            "Catalyst: the Catalyst module does not match this shard "
                             "(rebuild both)");
     }
     /* A module that loads on one node but not on another must not leave the others inside ParaView's

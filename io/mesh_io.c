@@ -25,11 +25,10 @@
 
 /* All reader and checker messages go through here so that a caller without a scene (a tool, a test) can pass
  * scene_path = NULL and still get the bare message. */
-static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
-                            ...) __attribute__((format(printf, 4, 5)));
+static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt,
-                            ...)
+static int shard_mesh_fail(shard_error *err, const char *scene_path, const shard_src_loc *loc, const char *fmt, ...)
 {
     char text[1024];
     va_list ap;
@@ -61,10 +60,7 @@ static void shard_mesh_token_text(char out[48], const char *s, size_t len)
  * Small helpers
  * ---------------------------------------------------------------------------------------------------------- */
 
-static int shard_mesh_lower(int c)
-{
-    return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
-}
+static int shard_mesh_lower(int c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; }
 
 /* Case-insensitive comparison of a (not NUL-terminated) token with a lowercase word. */
 static int shard_mesh_ieq(const char *tok, size_t len, const char *word)
@@ -107,7 +103,7 @@ static size_t shard_mesh_pow2_at_least(size_t n)
 
 /* Reads the whole file (at most SHARD_MESH_MAX_BYTES). */
 static int shard_mesh_slurp(const char *path, const char *scene_path, const shard_src_loc *loc, char **data,
-                             size_t *size, shard_error *err)
+                            size_t *size, shard_error *err)
 {
     const char *stage;
     int e = shard_file_slurp(path, SHARD_MESH_MAX_BYTES, data, size, &stage);
@@ -234,8 +230,7 @@ static double shard_mesh_lef32(const unsigned char *p)
 }
 
 static int shard_mesh_read_stl_binary(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                       const unsigned char *data, uint32_t n, shard_mesh_builder *b,
-                                       shard_error *err)
+                                      const unsigned char *data, uint32_t n, shard_mesh_builder *b, shard_error *err)
 {
     for (uint32_t t = 0; t < n; t++) {
         const unsigned char *rec = data + 84 + 50 * (size_t)t + 12; /* skip the normal: recomputed when needed */
@@ -245,8 +240,8 @@ static int shard_mesh_read_stl_binary(const char *path, const char *scene_path, 
             double y = shard_mesh_lef32(rec + 12 * c + 4);
             double z = shard_mesh_lef32(rec + 12 * c + 8);
             if (!isfinite(x) || !isfinite(y) || !isfinite(z))
-                return shard_mesh_fail(err, scene_path, loc,
-                                        "'%s': triangle %u has a non-finite vertex coordinate", path, t + 1);
+                return shard_mesh_fail(err, scene_path, loc, "'%s': triangle %u has a non-finite vertex coordinate",
+                                       path, t + 1);
             idx[c] = (int64_t)shard_mesh_weld(b, x, y, z);
         }
         shard_mesh_add_triangle(b, idx[0], idx[1], idx[2]);
@@ -288,25 +283,25 @@ static void shard_mesh_skip_line(shard_mesh_lexer *lx)
 }
 
 static int shard_mesh_expect(shard_mesh_lexer *lx, const char *word, const char *path, const char *scene_path,
-                              const shard_src_loc *loc, shard_error *err)
+                             const shard_src_loc *loc, shard_error *err)
 {
     if (shard_mesh_next(lx) && shard_mesh_ieq(lx->tok, lx->len, word))
         return 0;
     if (lx->len == 0)
         return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected '%s'", path,
-                                lx->tok_line, word);
+                               lx->tok_line, word);
     char got[48];
     shard_mesh_token_text(got, lx->tok, lx->len);
-    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected '%s', got '%s'", path, lx->tok_line,
-                            word, got);
+    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected '%s', got '%s'", path, lx->tok_line, word,
+                           got);
 }
 
 static int shard_mesh_expect_number(shard_mesh_lexer *lx, double *v, int finite_only, const char *path,
-                                     const char *scene_path, const shard_src_loc *loc, shard_error *err)
+                                    const char *scene_path, const shard_src_loc *loc, shard_error *err)
 {
     if (!shard_mesh_next(lx))
-        return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected a number",
-                                path, lx->tok_line);
+        return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unexpected end of file, expected a number", path,
+                               lx->tok_line);
     if (shard_mesh_parse_double(lx->tok, lx->len, v))
         return 0;
     /* Normals are ignored, and some exporters write "nan" for degenerate facets' normals. */
@@ -320,12 +315,12 @@ static int shard_mesh_expect_number(shard_mesh_lexer *lx, double *v, int finite_
     }
     char got[48];
     shard_mesh_token_text(got, lx->tok, lx->len);
-    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected a %snumber, got '%s'", path,
-                            lx->tok_line, finite_only ? "finite " : "", got);
+    return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected a %snumber, got '%s'", path, lx->tok_line,
+                           finite_only ? "finite " : "", got);
 }
 
 static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                      const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
+                                     const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
 {
     shard_mesh_lexer lx = {data, data + size, 1, data, 0, 1};
     int rc;
@@ -335,8 +330,8 @@ static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, c
     for (;;) {
         if (!shard_mesh_next(&lx))
             return shard_mesh_fail(err, scene_path, loc,
-                                    "'%s' line %zu: unexpected end of file, expected 'facet' or 'endsolid'", path,
-                                    lx.tok_line);
+                                   "'%s' line %zu: unexpected end of file, expected 'facet' or 'endsolid'", path,
+                                   lx.tok_line);
         if (shard_mesh_ieq(lx.tok, lx.len, "endsolid")) {
             shard_mesh_skip_line(&lx);
             /* Some tools concatenate several solids into one file. */
@@ -345,9 +340,8 @@ static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, c
             if (!shard_mesh_ieq(lx.tok, lx.len, "solid")) {
                 char got[48];
                 shard_mesh_token_text(got, lx.tok, lx.len);
-                return shard_mesh_fail(err, scene_path, loc,
-                                        "'%s' line %zu: expected 'solid' or end of file, got '%s'", path, lx.tok_line,
-                                        got);
+                return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected 'solid' or end of file, got '%s'",
+                                       path, lx.tok_line, got);
             }
             shard_mesh_skip_line(&lx);
             continue;
@@ -356,7 +350,7 @@ static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, c
             char got[48];
             shard_mesh_token_text(got, lx.tok, lx.len);
             return shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected 'facet' or 'endsolid', got '%s'",
-                                    path, lx.tok_line, got);
+                                   path, lx.tok_line, got);
         }
         double ignored;
         if ((rc = shard_mesh_expect(&lx, "normal", path, scene_path, loc, err)))
@@ -387,8 +381,8 @@ static int shard_mesh_read_stl_ascii(const char *path, const char *scene_path, c
 /* Decides binary vs ASCII.  The size rule comes first because binary exporters often begin the 80-byte header
  * with "solid": a file whose size is exactly 84 + 50 n for the count n it declares is binary.  Otherwise a
  * file that starts with "solid" and contains no control bytes is ASCII; anything else is a damaged binary. */
-static int shard_mesh_read_stl(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
+static int shard_mesh_read_stl(const char *path, const char *scene_path, const shard_src_loc *loc, const char *data,
+                               size_t size, shard_mesh_builder *b, shard_error *err)
 {
     const unsigned char *u = (const unsigned char *)data;
     uint32_t n = size >= 84 ? shard_mesh_le32(u + 80) : 0;
@@ -399,8 +393,8 @@ static int shard_mesh_read_stl(const char *path, const char *scene_path, const s
     size_t bom = size >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, s = bom;
     while (s < size && shard_mesh_is_space(u[s]))
         s++;
-    int text = size - s >= 5 && shard_mesh_ieq(data + s, 5, "solid") &&
-               (size - s == 5 || shard_mesh_is_space(u[s + 5]));
+    int text =
+        size - s >= 5 && shard_mesh_ieq(data + s, 5, "solid") && (size - s == 5 || shard_mesh_is_space(u[s + 5]));
     for (size_t i = 0; text && i < size; i++)
         if ((u[i] < 0x20 && !shard_mesh_is_space(u[i])) || u[i] == 0x7f)
             text = 0;
@@ -410,14 +404,14 @@ static int shard_mesh_read_stl(const char *path, const char *scene_path, const s
     if (size == 0)
         return shard_mesh_fail(err, scene_path, loc, "'%s': empty file", path);
     if (size < 84)
-        return shard_mesh_fail(err, scene_path, loc,
-                                "'%s': truncated binary STL (expected at least 84 bytes, got %zu)", path, size);
+        return shard_mesh_fail(err, scene_path, loc, "'%s': truncated binary STL (expected at least 84 bytes, got %zu)",
+                               path, size);
     if (size < expected)
-        return shard_mesh_fail(err, scene_path, loc, "'%s': truncated binary STL (expected %llu bytes, got %zu)",
-                                path, (unsigned long long)expected, size);
+        return shard_mesh_fail(err, scene_path, loc, "'%s': truncated binary STL (expected %llu bytes, got %zu)", path,
+                               (unsigned long long)expected, size);
     return shard_mesh_fail(err, scene_path, loc,
-                            "'%s': binary STL declares %u triangles (%llu bytes) but the file has %zu bytes", path, n,
-                            (unsigned long long)expected, size);
+                           "'%s': binary STL declares %u triangles (%llu bytes) but the file has %zu bytes", path, n,
+                           (unsigned long long)expected, size);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -457,9 +451,9 @@ static shard_mesh_line shard_mesh_obj_line(const char *data, size_t size, size_t
 
 static int shard_mesh_obj_ignored(const char *tok, size_t len)
 {
-    static const char *const words[] = {"vn", "vt", "vp", "g", "o", "s", "usemtl", "mtllib", "l", "p", "mg",
-                                        "lod", "bevel", "c_interp", "d_interp", "shadow_obj", "trace_obj",
-                                        "usemap", "maplib"};
+    static const char *const words[] = {"vn",       "vt",         "vp",        "g",      "o",     "s",     "usemtl",
+                                        "mtllib",   "l",          "p",         "mg",     "lod",   "bevel", "c_interp",
+                                        "d_interp", "shadow_obj", "trace_obj", "usemap", "maplib"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (len == strlen(words[i]) && memcmp(tok, words[i], len) == 0)
             return 1;
@@ -499,8 +493,8 @@ static int shard_mesh_obj_index(const char *tok, size_t len, long long *out)
     return 0;
 }
 
-static int shard_mesh_read_obj(const char *path, const char *scene_path, const shard_src_loc *loc,
-                                const char *data, size_t size, shard_mesh_builder *b, shard_error *err)
+static int shard_mesh_read_obj(const char *path, const char *scene_path, const shard_src_loc *loc, const char *data,
+                               size_t size, shard_mesh_builder *b, shard_error *err)
 {
     /* First pass: count the vertices so that positive indices can refer to vertices defined further down and
      * the range check can name the file's vertex count. */
@@ -528,7 +522,7 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 if (!shard_mesh_parse_double(ln.tok, ln.len, &v)) {
                     shard_mesh_token_text(got, ln.tok, ln.len);
                     rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: expected a finite number, got '%s'",
-                                          path, line_no, got);
+                                         path, line_no, got);
                     break;
                 }
                 if (k < 3)
@@ -539,8 +533,8 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 break;
             /* x y z, the optional weight w, or the common x y z r g b colour extension */
             if (k < 3 || k > 7) {
-                rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: a vertex needs 3 coordinates, got %d",
-                                      path, line_no, k);
+                rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: a vertex needs 3 coordinates, got %d", path,
+                                     line_no, k);
                 break;
             }
             shard_mesh_add_vertex(b, x[0], x[1], x[2]);
@@ -551,7 +545,7 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 if (!shard_mesh_obj_index(ln.tok, ln.len, &v)) {
                     shard_mesh_token_text(got, ln.tok, ln.len);
                     rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: bad face vertex '%s'", path, line_no,
-                                          got);
+                                         got);
                     break;
                 }
                 long long r;
@@ -562,16 +556,16 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 } else {
                     if (v == 0)
                         rc = shard_mesh_fail(err, scene_path, loc,
-                                              "'%s' line %zu: face index 0 is invalid (indices start at 1)", path,
-                                              line_no);
+                                             "'%s' line %zu: face index 0 is invalid (indices start at 1)", path,
+                                             line_no);
                     else if (v > 0)
                         rc = shard_mesh_fail(err, scene_path, loc,
-                                              "'%s' line %zu: face index %lld out of range (%zu vertices)", path,
-                                              line_no, v, total);
+                                             "'%s' line %zu: face index %lld out of range (%zu vertices)", path,
+                                             line_no, v, total);
                     else
                         rc = shard_mesh_fail(err, scene_path, loc,
-                                              "'%s' line %zu: face index %lld out of range (%zu vertices so far)",
-                                              path, line_no, v, b->nv);
+                                             "'%s' line %zu: face index %lld out of range (%zu vertices so far)", path,
+                                             line_no, v, b->nv);
                     break;
                 }
                 shard_reserve((void **)&face, &cap_face, k + 1, sizeof(int64_t));
@@ -581,7 +575,7 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 break;
             if (k < 3) {
                 rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: a face needs at least 3 vertices, got %zu",
-                                      path, line_no, k);
+                                     path, line_no, k);
                 break;
             }
             /* Polygons become fans around their first vertex, which keeps the polygon's orientation. */
@@ -589,8 +583,7 @@ static int shard_mesh_read_obj(const char *path, const char *scene_path, const s
                 shard_mesh_add_triangle(b, face[0], face[i], face[i + 1]);
         } else {
             shard_mesh_token_text(got, ln.tok, ln.len);
-            rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unknown OBJ statement '%s'", path, line_no,
-                                  got);
+            rc = shard_mesh_fail(err, scene_path, loc, "'%s' line %zu: unknown OBJ statement '%s'", path, line_no, got);
         }
     }
     free(face);
@@ -670,12 +663,12 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
         for (int k = 0; k < 3; k++)
             if (c[k] < 0 || (uint64_t)c[k] >= mesh->n_vertices)
                 return shard_mesh_fail(err, scene_path, loc,
-                                        "mesh '%s': triangle %zu uses vertex %lld, but there are %zu vertices",
-                                        mesh_path, i, (long long)c[k], mesh->n_vertices);
+                                       "mesh '%s': triangle %zu uses vertex %lld, but there are %zu vertices",
+                                       mesh_path, i, (long long)c[k], mesh->n_vertices);
         if (c[0] == c[1] || c[1] == c[2] || c[2] == c[0])
             return shard_mesh_fail(err, scene_path, loc,
-                                    "mesh '%s' has a degenerate triangle %zu: vertices (%lld, %lld, %lld) repeat one",
-                                    mesh_path, i, (long long)c[0], (long long)c[1], (long long)c[2]);
+                                   "mesh '%s' has a degenerate triangle %zu: vertices (%lld, %lld, %lld) repeat one",
+                                   mesh_path, i, (long long)c[0], (long long)c[1], (long long)c[2]);
         const double *a = &v[3 * c[0]], *b = &v[3 * c[1]], *d = &v[3 * c[2]];
         /* Zero area <=> the cross product vanishes <=> all three coordinate-plane projections are degenerate;
          * tested exactly, so slivers (valid, if ugly) pass and only truly flat triangles are rejected. */
@@ -683,8 +676,8 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
             shard_geom_orient2d(a[2], a[0], b[2], b[0], d[2], d[0]) == 0 &&
             shard_geom_orient2d(a[0], a[1], b[0], b[1], d[0], d[1]) == 0)
             return shard_mesh_fail(err, scene_path, loc,
-                                    "mesh '%s' has a degenerate triangle %zu with zero area at (%g, %g, %g)",
-                                    mesh_path, i, a[0], a[1], a[2]);
+                                   "mesh '%s' has a degenerate triangle %zu with zero area at (%g, %g, %g)", mesh_path,
+                                   i, a[0], a[1], a[2]);
     }
 
     /* A closed, consistently oriented surface has 3 nt / 2 edges; the table is at most half full then. */
@@ -733,14 +726,14 @@ int shard_mesh_check_closed(const shard_mesh *mesh, const char *mesh_path, const
         const double *p = &v[3 * lo], *q = &v[3 * hi];
         if (e->uses != 2)
             rc = shard_mesh_fail(err, scene_path, loc,
-                                  "mesh '%s' is not closed: edge (%lld, %lld) at (%g, %g, %g)-(%g, %g, %g) is used by "
-                                  "%d triangle(s)",
-                                  mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2], e->uses);
+                                 "mesh '%s' is not closed: edge (%lld, %lld) at (%g, %g, %g)-(%g, %g, %g) is used by "
+                                 "%d triangle(s)",
+                                 mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2], e->uses);
         else if (e->forward != 1)
             rc = shard_mesh_fail(err, scene_path, loc,
-                                  "mesh '%s' is not consistently oriented at edge (%lld, %lld) at "
-                                  "(%g, %g, %g)-(%g, %g, %g): both triangles run along it in the same direction",
-                                  mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2]);
+                                 "mesh '%s' is not consistently oriented at edge (%lld, %lld) at "
+                                 "(%g, %g, %g)-(%g, %g, %g): both triangles run along it in the same direction",
+                                 mesh_path, (long long)lo, (long long)hi, p[0], p[1], p[2], q[0], q[1], q[2]);
     }
     free(tab);
     return rc;

@@ -41,7 +41,7 @@ struct shard_output {
     long files;
     uint64_t bytes;
     double seconds;
-    long resume_step;              /* the restart's step, or -1 */
+    long resume_step; /* the restart's step, or -1 */
     /* rank 0: the points table (shard_output_table.points) as its index lists it */
     char pt_group[64];
     int pt_n_cols;
@@ -51,12 +51,11 @@ struct shard_output {
      * known yet, a file of an earlier run that the index reads when it needs it; -2: the file has none) */
     char cl_group[64];
     int64_t *cl_count;
-    char csv_seen[8][64];          /* CSV files this run has written to */
+    char csv_seen[8][64]; /* CSV files this run has written to */
     int n_csv;
 };
 
-shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
-                                  size_t scene_len)
+shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text, size_t scene_len)
 {
     shard_output *o = shard_calloc(1, sizeof *o);
     snprintf(o->dir, sizeof o->dir, "%s", dir);
@@ -148,11 +147,21 @@ void shard_output_owners_changed(shard_output *o)
 static void shard_output_xdmf_type(shard_field_type t, const char **nt, int *prec)
 {
     switch (t) {
-    case SHARD_TYPE_I32: *nt = "Int", *prec = 4; return;
-    case SHARD_TYPE_U32: *nt = "UInt", *prec = 4; return;
-    case SHARD_TYPE_I64: *nt = "Int", *prec = 8; return;
-    case SHARD_TYPE_U8: *nt = "UChar", *prec = 1; return;
-    case SHARD_TYPE_F64: *nt = "Float", *prec = 8; return;
+    case SHARD_TYPE_I32:
+        *nt = "Int", *prec = 4;
+        return;
+    case SHARD_TYPE_U32:
+        *nt = "UInt", *prec = 4;
+        return;
+    case SHARD_TYPE_I64:
+        *nt = "Int", *prec = 8;
+        return;
+    case SHARD_TYPE_U8:
+        *nt = "UChar", *prec = 1;
+        return;
+    case SHARD_TYPE_F64:
+        *nt = "Float", *prec = 8;
+        return;
     }
     *nt = "Float", *prec = 8;
 }
@@ -168,8 +177,10 @@ static FILE *shard_output_xdmf_begin(shard_output *o, const char *name, char *tm
         shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
         return NULL;
     }
-    fprintf(fp, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
-                " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", name);
+    fprintf(fp,
+            "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
+            " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
+            name);
     return fp;
 }
 
@@ -206,8 +217,9 @@ static void shard_output_xdmf_grid(shard_output *o, FILE *fp, long k, char *file
 /* Rank 0: the Geometry of a grid, n points at file:/group/position. */
 static void shard_output_xdmf_geometry(FILE *fp, const char *file, const char *group, long long n)
 {
-    fprintf(fp, "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
-                "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
+    fprintf(fp,
+            "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
+            "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
             n, file, group);
 }
 
@@ -220,8 +232,11 @@ static void shard_output_xdmf_attributes(FILE *fp, const char *file, const char 
         const shard_column *col = &cols[q];
         if (strcmp(col->name, "position") == 0 || strcmp(col->name, "index") == 0)
             continue;
-        const char *kind = col->ncomp == 1 ? "Scalar" : col->ncomp == 3 ? "Vector"
-                         : col->ncomp == 6 ? "Tensor6" : col->ncomp == 9 ? "Tensor" : "Matrix";
+        const char *kind = col->ncomp == 1   ? "Scalar"
+                           : col->ncomp == 3 ? "Vector"
+                           : col->ncomp == 6 ? "Tensor6"
+                           : col->ncomp == 9 ? "Tensor"
+                                             : "Matrix";
         const char *nt = "Float";
         int prec = 8;
         shard_output_xdmf_type(col->type, &nt, &prec);
@@ -230,9 +245,10 @@ static void shard_output_xdmf_attributes(FILE *fp, const char *file, const char 
             snprintf(dims, sizeof dims, "%lld", n);
         else
             snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
-        fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
-                    "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
-                    "%s:/%s/%s</DataItem>\n    </Attribute>\n",
+        fprintf(fp,
+                "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
+                "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
+                "%s:/%s/%s</DataItem>\n    </Attribute>\n",
                 col->name, kind, dims, nt, prec, file, group, col->name);
     }
 }
@@ -249,9 +265,10 @@ static int shard_output_xdmf_points(shard_output *o, const char *name, const cha
         return SHARD_EXIT_IO;
     for (long k = 0; k < o->n_listed; k++) {
         shard_output_xdmf_grid(o, fp, k, file, sizeof file);
-        fprintf(fp, "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
-                    "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                    "%s:/%s/index</DataItem>\n    </Topology>\n",
+        fprintf(fp,
+                "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
+                "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+                "%s:/%s/index</DataItem>\n    </Topology>\n",
                 n, n, file, group);
         shard_output_xdmf_geometry(fp, file, group, n);
         shard_output_xdmf_attributes(fp, file, group, n, n_cols, cols);
@@ -307,9 +324,10 @@ static int shard_output_xdmf_cells(shard_output *o, shard_error *err)
             continue;
         long long m = (long long)o->cl_count[k];
         shard_output_xdmf_grid(o, fp, k, file, sizeof file);
-        fprintf(fp, "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%lld\">\n"
-                    "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                    "%s:/%s/triangles</DataItem>\n    </Topology>\n",
+        fprintf(fp,
+                "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%lld\">\n"
+                "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
+                "%s:/%s/triangles</DataItem>\n    </Topology>\n",
                 m, m, file, o->cl_group);
         shard_output_xdmf_geometry(fp, file, "particles", n);
         shard_output_xdmf_attributes(fp, file, "particles", n, o->n_cols, o->cols);
@@ -322,8 +340,8 @@ static int shard_output_xdmf(shard_output *o, shard_error *err)
 {
     if (shard_output_xdmf_points(o, "particles", "particles", (long long)o->n_global, o->n_cols, o->cols, err))
         return err->code;
-    if (o->pt_group[0] && shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows,
-                                                   o->pt_n_cols, o->pt_cols, err))
+    if (o->pt_group[0] &&
+        shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows, o->pt_n_cols, o->pt_cols, err))
         return err->code;
     if (o->cl_group[0])
         return shard_output_xdmf_cells(o, err);
@@ -408,8 +426,7 @@ static void shard_output_rows_of(shard_output *o, shard_comm *c, int64_t *ids, s
         int64_t g = asked[k];
         int64_t row = g >= o->index_first && g < o->index_first + o->index_n ? o->index[g - o->index_first] : -1;
         if (row < 0)
-            shard_fatal(SHARD_EXIT_INTERNAL, "output: a triangle names particle %lld, which has no row",
-                        (long long)g);
+            shard_fatal(SHARD_EXIT_INTERNAL, "output: a triangle names particle %lld, which has no row", (long long)g);
         asked[k] = row;
     }
     for (int r = 0; r < size; r++)
@@ -440,15 +457,14 @@ static int64_t *shard_output_cells(shard_output *o, shard_comm *c, const shard_o
 
 /* Rank 0, once the file is complete: renamed from its temporary name, its columns and tables remembered for the
  * index, listed, and the index rewritten; an output whose index cannot be rewritten is taken back. */
-static void shard_output_publish(shard_output *o, long step, double time, const char *path, const char *tmp,
-                                 int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
+static void shard_output_publish(shard_output *o, long step, double time, const char *path, const char *tmp, int n_cols,
+                                 const shard_column *cols, int n_tables, const shard_output_table *tables,
                                  const int64_t *table_rows, int cells, shard_error *err)
 {
     int existed = access(path, F_OK) == 0;
     long listed = o->n_listed;
     if (rename(tmp, path) != 0) {
-        shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp,
-                        strerror(errno));
+        shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp, strerror(errno));
         unlink(tmp);
     } else {
         o->n_cols = n_cols < 32 ? n_cols : 32;
@@ -477,9 +493,8 @@ static void shard_output_publish(shard_output *o, long step, double time, const 
     }
 }
 
-int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
-                       shard_error *err)
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned, int n_cols,
+                       const shard_column *cols, int n_tables, const shard_output_table *tables, shard_error *err)
 {
     double t0 = shard_wtime();
     memset(err, 0, sizeof *err);
@@ -542,8 +557,7 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
         for (int q = 0; q < n_cols; q++)
             shard_h5w_rows(&w, g, cols[q].name, cols[q].type, cols[q].ncomp, o->n_global, o->first_row, n_owned,
                            cols[q].data);
-        shard_h5w_rows(&w, g, "index", SHARD_TYPE_I64, 1, o->n_global, o->index_first, (size_t)o->index_n,
-                       o->index);
+        shard_h5w_rows(&w, g, "index", SHARD_TYPE_I64, 1, o->n_global, o->index_first, (size_t)o->index_n, o->index);
         H5Gclose(g);
     }
     for (int t = 0; t < n_tables && t < 8; t++) {
@@ -559,8 +573,8 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
                 shard_h5w_attr_f64(&w, tg, tb->attrs[a].name, tb->attrs[a].f);
         }
         for (int q = 0; q < tb->n_cols; q++)
-            shard_h5w_rows(&w, tg, tb->cols[q].name, tb->cols[q].type, tb->cols[q].ncomp, table_rows[t],
-                           table_first[t], tb->n_rows, t == cells ? cell_rows : tb->cols[q].data);
+            shard_h5w_rows(&w, tg, tb->cols[q].name, tb->cols[q].type, tb->cols[q].ncomp, table_rows[t], table_first[t],
+                           tb->n_rows, t == cells ? cell_rows : tb->cols[q].data);
         H5Gclose(tg);
     }
     free(cell_rows);
@@ -579,9 +593,8 @@ int shard_output_write(shard_output *o, shard_comm *c, long step, double time, s
 
 #else
 
-int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
-                       shard_error *err)
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned, int n_cols,
+                       const shard_column *cols, int n_tables, const shard_output_table *tables, shard_error *err)
 {
     (void)o, (void)c, (void)step, (void)time, (void)n_owned, (void)n_cols, (void)cols, (void)n_tables, (void)tables;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no output");

@@ -17,7 +17,8 @@
 #define SHARD_BALANCE_H
 
 #ifndef SHARD_LAYER_DECOMPOSITION
-#error "shard/balance.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#error                                                                                                                 \
+    "shard/balance.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
 #endif
 
 #include "shard/halo.h"
@@ -48,14 +49,13 @@ shard_balancer *shard_balancer_create_parts(shard_comm *c, shard_balancer_method
  * of the plans halos[0..n_halos), NULL entries allowed).  Returns 0, or SHARD_EXIT_INTERNAL with err filled on
  * every rank when Zoltan fails. */
 int shard_balancer_partition(shard_balancer *b, const shard_particles *p, const double *where, const double *w,
-                             const shard_csr *bonds,
-                             shard_halo *const *halos, int n_halos, int32_t *dest, shard_error *err);
+                             const shard_csr *bonds, shard_halo *const *halos, int n_halos, int32_t *dest,
+                             shard_error *err);
 
 /* The same with the owner of every local particle given (owner[i] for i < n_owned + n_bond_ghost): for a
  * store that has no halo plans yet (bonds and owner may be NULL for the geometric methods). */
-int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where,
-                                    const double *w, const shard_csr *bonds, const int32_t *owner, int32_t *dest,
-                                    shard_error *err);
+int shard_balancer_partition_owners(shard_balancer *b, const shard_particles *p, const double *where, const double *w,
+                                    const shard_csr *bonds, const int32_t *owner, int32_t *dest, shard_error *err);
 
 /* Local: the partitioner library's version and id width, for `shard --version`. */
 void shard_balancer_library_version(char *buf, size_t len);

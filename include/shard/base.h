@@ -25,11 +25,11 @@
 /* Exit codes every rank uses (documented in docs/architecture.md). */
 enum {
     SHARD_EXIT_OK = 0,
-    SHARD_EXIT_USAGE = 2,     /* bad command line */
-    SHARD_EXIT_INPUT = 3,     /* bad scene, mesh or other input file */
-    SHARD_EXIT_RUNTIME = 4,   /* a run became invalid (NaN, lost particle) */
-    SHARD_EXIT_INTERNAL = 5,  /* MPI failure, allocation failure, programmer error */
-    SHARD_EXIT_IO = 6,        /* output or a checkpoint could not be written (full disk, no permission) */
+    SHARD_EXIT_USAGE = 2,    /* bad command line */
+    SHARD_EXIT_INPUT = 3,    /* bad scene, mesh or other input file */
+    SHARD_EXIT_RUNTIME = 4,  /* a run became invalid (NaN, lost particle) */
+    SHARD_EXIT_INTERNAL = 5, /* MPI failure, allocation failure, programmer error */
+    SHARD_EXIT_IO = 6,       /* output or a checkpoint could not be written (full disk, no permission) */
 };
 
 /* A message for the user, already formatted ("scene.yaml:14:7: materials.steel.E: must be > 0, got -2e9"). */
@@ -82,12 +82,12 @@ void shard_reserve_at(void **p, size_t *cap, size_t need, size_t size, const cha
 #ifdef SHARD_DEBUG
 #include <stdio.h>
 #include <stdlib.h>
-#define SHARD_ASSERT(c)                                                                                          \
-    do {                                                                                                         \
-        if (!(c)) {                                                                                              \
-            fprintf(stderr, "shard: assertion failed: %s [%s:%d]\n", #c, __FILE__, __LINE__);                  \
-            abort();                                                                                             \
-        }                                                                                                        \
+#define SHARD_ASSERT(c)                                                                                                \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "shard: assertion failed: %s [%s:%d]\n", #c, __FILE__, __LINE__);                          \
+            abort();                                                                                                   \
+        }                                                                                                              \
     } while (0)
 #else
 #define SHARD_ASSERT(c) ((void)0)

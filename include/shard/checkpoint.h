@@ -50,10 +50,10 @@
 /* A section: the per-particle state of one matter module, its block's SHARD_FIELD_STATE rows. */
 #define SHARD_CHECKPOINT_MAX_SECTIONS 8
 typedef struct shard_checkpoint_section {
-    const char *name;           /* group name: the module's kind */
-    const shard_block *block;   /* writer: the module's block on this rank (owned slots [0, n_owned), the
-                                 * particles first .. first + n_owned - 1); reader: rows only */
-    const void *blob;           /* writer: the module's own state record (the same on every rank), or NULL */
+    const char *name;         /* group name: the module's kind */
+    const shard_block *block; /* writer: the module's block on this rank (owned slots [0, n_owned), the
+                               * particles first .. first + n_owned - 1); reader: rows only */
+    const void *blob;         /* writer: the module's own state record (the same on every rank), or NULL */
     size_t blob_bytes;
 } shard_checkpoint_section;
 
@@ -66,17 +66,17 @@ typedef struct shard_checkpoint_list {
 
 /* What the driver hands the writer: its owned particles and their bonds, and the run's scalars. */
 typedef struct shard_checkpoint_state {
-    const shard_particles *p;   /* owned rows [0, n_owned) */
+    const shard_particles *p; /* owned rows [0, n_owned) */
     int n_sections;
     const shard_checkpoint_section *sections;
     int n_lists;
     const shard_checkpoint_list *lists;
-    const shard_csr *bonds;     /* local partner indices, rows sorted by partner global id */
-    const uint8_t *broken;      /* per bond entry (NULL: none broken) */
+    const shard_csr *bonds; /* local partner indices, rows sorted by partner global id */
+    const uint8_t *broken;  /* per bond entry (NULL: none broken) */
     long step;
     double dt;
-    int64_t contacts;           /* active contacts at the last force evaluation, summed over ranks */
-    uint64_t state_hash;        /* the run's state hash at this step */
+    int64_t contacts;    /* active contacts at the last force evaluation, summed over ranks */
+    uint64_t state_hash; /* the run's state hash at this step */
     const char *scene_path, *scene_text;
     size_t scene_len;
 } shard_checkpoint_state;
@@ -91,8 +91,7 @@ shard_checkpoint *shard_checkpoint_create(const char *dir, long keep);
  * complete checkpoints of steps <= step beyond `keep` (later ones, left by an abandoned run, are kept).
  * Returns 0, or SHARD_EXIT_IO with the same *err on every rank (the temporary file is then removed and the
  * checkpoints already there are untouched). */
-int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st,
-                           shard_error *err);
+int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err);
 
 /* Local: files written, raw bytes this rank wrote, seconds this rank spent writing. */
 void shard_checkpoint_stats(const shard_checkpoint *ck, long *files, uint64_t *bytes, double *seconds);
@@ -109,21 +108,21 @@ typedef struct shard_checkpoint_data {
     long step;
     double time, dt;
     int64_t n, n_bonds, contacts; /* global counts: particles, bond entries (both directions), contacts */
-    int n_ranks;                /* of the run that wrote it */
+    int n_ranks;                  /* of the run that wrote it */
     uint64_t state_hash;
-    char *scene_text;           /* NUL-terminated (on every rank) */
+    char *scene_text; /* NUL-terminated (on every rank) */
     size_t scene_len;
     char scene_path[1024];
-    int64_t first, n_local;     /* the global ids held */
-    shard_particles p;          /* SHARD_FIELD_STATE rows allocated, n_owned = n_local; p.gid[row] = first + row */
+    int64_t first, n_local; /* the global ids held */
+    shard_particles p;      /* SHARD_FIELD_STATE rows allocated, n_owned = n_local; p.gid[row] = first + row */
     shard_block blocks[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section: its STATE rows, n_local rows */
-    int8_t *section_of;         /* per row: the section that holds the particle, or -1 */
-    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS]; /* per list asked for: n_local rows, keys increasing */
-    shard_csr bonds;            /* n_local rows (start: n_local + 1 entries), each row's partners increasing;
-                                 * whole-file loader: idx = partner global ids; range loader: idx NULL, see
-                                 * partner */
-    int64_t *partner;           /* range loader: per bond entry, the partner's global id; whole-file loader: NULL */
-    uint8_t *broken;            /* per bond entry */
+    int8_t *section_of;                                /* per row: the section that holds the particle, or -1 */
+    shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS];  /* per list asked for: n_local rows, keys increasing */
+    shard_csr bonds;  /* n_local rows (start: n_local + 1 entries), each row's partners increasing;
+                       * whole-file loader: idx = partner global ids; range loader: idx NULL, see
+                       * partner */
+    int64_t *partner; /* range loader: per bond entry, the partner's global id; whole-file loader: NULL */
+    uint8_t *broken;  /* per bond entry */
     void *blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* per section asked for: its module state record (on every rank),
                                                 * or NULL when the file has none */
     size_t blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];

@@ -24,7 +24,7 @@ typedef enum shard_field_type {
     SHARD_TYPE_F64,
 } shard_field_type;
 
-#define SHARD_FIELD_TYPE_OF(type)                                                                                \
+#define SHARD_FIELD_TYPE_OF(type)                                                                                      \
     _Generic((type *)0, int32_t *: SHARD_TYPE_I32, uint32_t *: SHARD_TYPE_U32, int64_t *: SHARD_TYPE_I64,        \
              uint8_t *: SHARD_TYPE_U8, double *: SHARD_TYPE_F64)
 
@@ -47,13 +47,13 @@ enum {
 /* One row of a registry: an array pointer that lives `offset` bytes into a store (the shard_particles struct,
  * or the column table of a module block), with ncomp components of `type` per particle. */
 typedef struct shard_field_desc {
-    const char *member;   /* C member name ("eps_p") */
-    const char *name;     /* dataset name ("plastic_strain") */
+    const char *member; /* C member name ("eps_p") */
+    const char *name;   /* dataset name ("plastic_strain") */
     shard_field_type type;
-    size_t elem_size;     /* bytes of one component */
-    int ncomp;            /* components per particle */
-    unsigned flags;       /* SHARD_FIELD_* */
-    size_t offset;        /* where the array pointer lives in its store */
+    size_t elem_size; /* bytes of one component */
+    int ncomp;        /* components per particle */
+    unsigned flags;   /* SHARD_FIELD_* */
+    size_t offset;    /* where the array pointer lives in its store */
 } shard_field_desc;
 
 /* The array of registry row f in the store at `base` (may be NULL in a partially filled store). Local. */
@@ -73,43 +73,42 @@ static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (
  * kinds get zeros in a module's columns.  Components: 1 scalar, 3 vector, 9 tensor (row by row; the stress is
  * written whole, not as 6 symmetric components, because ParaView's XDMF readers and VTK disagree on the order
  * of a 6-component tensor).  position and global_id are always written. */
-#define SHARD_OUTPUT_FIELDS(X_)                                                                                  \
-    X_(POSITION, "position", SHARD_TYPE_F64, 3, "m", core, "current position (always written)")                  \
-    X_(VELOCITY, "velocity", SHARD_TYPE_F64, 3, "m/s", core, "velocity")                                         \
-    X_(DISPLACEMENT, "displacement", SHARD_TYPE_F64, 3, "m", core, "x - X, from the rest position")              \
-    X_(STRESS, "stress", SHARD_TYPE_F64, 9, "Pa", solid, "Cauchy stress, full symmetric 3x3, row by row")        \
-    X_(VON_MISES, "von_mises", SHARD_TYPE_F64, 1, "Pa", solid, "von Mises equivalent stress")                    \
-    X_(PLASTIC_STRAIN, "plastic_strain", SHARD_TYPE_F64, 1, "1", solid,                                          \
-       "Frobenius norm of the plastic Green strain")                                                             \
-    X_(DAMAGE, "damage", SHARD_TYPE_F64, 1, "1", solid, "broken fraction of the particle's reference bonds")     \
-    X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")      \
-    X_(STRETCH, "stretch", SHARD_TYPE_F64, 1, "1", cloth,                                                        \
-       "cloth: the largest principal Green strain of the vertex's triangles (membrane stretch)")                 \
-    X_(CONTACT, "contact", SHARD_TYPE_F64, 1, "N", cloth,                                                        \
-       "cloth: the force of the collision stage's impulses on the vertex over the last step, |m dv| / dt "       \
-       "(self-collision, other bodies, obstacles)")                                                              \
-    X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                       \
-       "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "    \
-       "only when some body can)")                                                                               \
-    X_(BODY, "body", SHARD_TYPE_I32, 1, "-", core, "body index in the scene (0, 1, ...)")                        \
-    X_(MATERIAL, "material", SHARD_TYPE_I32, 1, "-", core, "material index in the scene")                        \
-    X_(RANK, "rank", SHARD_TYPE_I32, 1, "-", core, "rank that owned the particle at that step")                  \
+#define SHARD_OUTPUT_FIELDS(X_)                                                                                        \
+    X_(POSITION, "position", SHARD_TYPE_F64, 3, "m", core, "current position (always written)")                        \
+    X_(VELOCITY, "velocity", SHARD_TYPE_F64, 3, "m/s", core, "velocity")                                               \
+    X_(DISPLACEMENT, "displacement", SHARD_TYPE_F64, 3, "m", core, "x - X, from the rest position")                    \
+    X_(STRESS, "stress", SHARD_TYPE_F64, 9, "Pa", solid, "Cauchy stress, full symmetric 3x3, row by row")              \
+    X_(VON_MISES, "von_mises", SHARD_TYPE_F64, 1, "Pa", solid, "von Mises equivalent stress")                          \
+    X_(PLASTIC_STRAIN, "plastic_strain", SHARD_TYPE_F64, 1, "1", solid, "Frobenius norm of the plastic Green strain")  \
+    X_(DAMAGE, "damage", SHARD_TYPE_F64, 1, "1", solid, "broken fraction of the particle's reference bonds")           \
+    X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")          \
+    X_(STRETCH, "stretch", SHARD_TYPE_F64, 1, "1", cloth,                                                              \
+       "cloth: the largest principal Green strain of the vertex's triangles (membrane stretch)")                       \
+    X_(CONTACT, "contact", SHARD_TYPE_F64, 1, "N", cloth,                                                              \
+       "cloth: the force of the collision stage's impulses on the vertex over the last step, |m dv| / dt "             \
+       "(self-collision, other bodies, obstacles)")                                                                    \
+    X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                             \
+       "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "        \
+       "only when some body can)")                                                                                     \
+    X_(BODY, "body", SHARD_TYPE_I32, 1, "-", core, "body index in the scene (0, 1, ...)")                              \
+    X_(MATERIAL, "material", SHARD_TYPE_I32, 1, "-", core, "material index in the scene")                              \
+    X_(RANK, "rank", SHARD_TYPE_I32, 1, "-", core, "rank that owned the particle at that step")                        \
     X_(GLOBAL_ID, "global_id", SHARD_TYPE_I64, 1, "-", core, "global particle id (always written)")
 
 typedef enum shard_output_field {
 #define SHARD_OUT_ENUM_(id, nm, ty, k, unit, from, what) SHARD_OUT_##id,
     SHARD_OUTPUT_FIELDS(SHARD_OUT_ENUM_)
 #undef SHARD_OUT_ENUM_
-    SHARD_OUT_COUNT
+        SHARD_OUT_COUNT
 } shard_output_field;
 
 /* One row of the output field table at run time. */
 typedef struct shard_output_field_info {
-    const char *name;     /* in scenes, HDF5 files, XDMF and ParaView */
+    const char *name; /* in scenes, HDF5 files, XDMF and ParaView */
     shard_field_type type;
     int ncomp;
     const char *unit;
-    const char *from;     /* "core" or the matter module that fills it */
+    const char *from; /* "core" or the matter module that fills it */
     const char *what;
 } shard_output_field_info;
 
@@ -122,7 +121,7 @@ int shard_output_field_find(const char *name);
 
 /* One column of the owned particles handed to output and in-situ: n_owned rows of ncomp values. */
 typedef struct shard_column {
-    const char *name;      /* dataset and ParaView array name */
+    const char *name; /* dataset and ParaView array name */
     shard_field_type type;
     int ncomp;
     const void *data;

@@ -30,18 +30,17 @@ void shard_fragments_local(const shard_particles *p, const shard_csr *bonds, int
 /* One round of propagation: with label[j] of every bond ghost j current (the owners' labels), each local
  * component takes the smallest label among its members and their ghost partners; owned labels are rewritten.
  * Returns the number of components whose label fell (0: converged here). Local. */
-size_t shard_fragments_propagate(const shard_particles *p, const shard_csr *bonds, const int32_t *root,
-                                 int64_t *label);
+size_t shard_fragments_propagate(const shard_particles *p, const shard_csr *bonds, const int32_t *root, int64_t *label);
 
 /* One fragment, as written to the output (above). */
 typedef struct shard_fragment {
-    int64_t label;            /* smallest global id of its particles */
-    int64_t count;            /* particles */
-    double mass;              /* kg */
-    double center[3];         /* m */
-    double momentum[3];       /* kg m/s */
-    double ke_translation;    /* J: |P|^2 / (2 M) */
-    double ke_internal;       /* J: the kinetic energy about the centre of mass */
+    int64_t label;         /* smallest global id of its particles */
+    int64_t count;         /* particles */
+    double mass;           /* kg */
+    double center[3];      /* m */
+    double momentum[3];    /* kg m/s */
+    double ke_translation; /* J: |P|^2 / (2 M) */
+    double ke_internal;    /* J: the kinetic energy about the centre of mass */
     double box_min[3], box_max[3];
 } shard_fragment;
 
@@ -49,16 +48,16 @@ typedef struct shard_fragment {
 #define SHARD_FRAGMENT_BINS 64
 typedef struct shard_fragment_stats {
     int64_t n_fragments;
-    double total_mass;        /* of the particles of breakable bodies */
-    double largest_mass;      /* the largest fragment's mass (smallest label on a tie) */
+    double total_mass;   /* of the particles of breakable bodies */
+    double largest_mass; /* the largest fragment's mass (smallest label on a tie) */
     int64_t largest_label;
-    double m0;                /* smallest particle mass: the unit of the histogram */
-    int n_bins;               /* bins 0 .. n_bins - 1 hold every fragment */
+    double m0;  /* smallest particle mass: the unit of the histogram */
+    int n_bins; /* bins 0 .. n_bins - 1 hold every fragment */
     int64_t bin_count[SHARD_FRAGMENT_BINS];
     double bin_mass[SHARD_FRAGMENT_BINS];
-    double tau, tau_error;    /* NaN when fewer than 2 fragments enter the fit */
+    double tau, tau_error; /* NaN when fewer than 2 fragments enter the fit */
     int64_t n_fit;
-    double fit_min_mass;      /* (fit_min - 1/2) m0 */
+    double fit_min_mass; /* (fit_min - 1/2) m0 */
 } shard_fragment_stats;
 
 /* The histogram bin of mass m for unit m0 (m / m0 in [2^k, 2^(k+1)), k >= 0; a relative tolerance of 1e-9

@@ -17,7 +17,8 @@
 #define SHARD_FRAGMENT_COMM_H
 
 #ifndef SHARD_LAYER_DECOMPOSITION
-#error "shard/fragment_comm.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#error                                                                                                                 \
+    "shard/fragment_comm.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
 #endif
 
 #include "shard/comm.h"

@@ -31,8 +31,8 @@ typedef struct shard_halo_field {
 /* Collective over all ranks.  nbr: n_nbr neighbour ranks (increasing); send_count[k] entries of send_idx (in
  * neighbour order) go to nbr[k]; recv_count[k] ghosts from nbr[k] land in slots starting at recv_first, in
  * neighbour order.  The plan copies the lists. */
-shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count,
-                              const int32_t *send_idx, const int *recv_count, size_t recv_first);
+shard_halo *shard_halo_create(shard_comm *c, int n_nbr, const int *nbr, const int *send_count, const int32_t *send_idx,
+                              const int *recv_count, size_t recv_first);
 /* Collective over all ranks: replaces the lists of *h (creating it when NULL).  The graph communicator is
  * re-created only when some rank's neighbour set differs from the plan's; buffers and the byte count are
  * kept. */

@@ -52,9 +52,9 @@ typedef struct shard_insitu shard_insitu;
  * rank, such as a histogram of the whole run or a single figure (n = 1).  Copied at each execution: the caller's
  * memory may go right after shard_insitu_execute. */
 typedef struct shard_insitu_global {
-    const char *name;              /* unique among the globals; not a point array's name */
+    const char *name; /* unique among the globals; not a point array's name */
     size_t n;
-    const double *values;          /* n values (may be NULL when n == 0) */
+    const double *values; /* n values (may be NULL when n == 0) */
 } shard_insitu_global;
 
 /* One rank's owned particles for one output step: the point coordinates and the columns of the output fields
@@ -64,19 +64,19 @@ typedef struct shard_insitu_global {
  * column is given the adaptor adds one.  The globals (the same list and values on every rank) replace those of
  * the previous execution in the field data of every rank's partition; none (n_globals = 0) leaves none there. */
 typedef struct shard_insitu_fields {
-    size_t n;                      /* owned particles on this rank (may be 0) */
-    const double *position;        /* 3n, current position, m: the point coordinates */
-    int n_cols;                    /* at most 64 */
+    size_t n;               /* owned particles on this rank (may be 0) */
+    const double *position; /* 3n, current position, m: the point coordinates */
+    int n_cols;             /* at most 64 */
     const shard_column *cols;
-    int n_globals;                 /* global field-data arrays (may be 0) */
+    int n_globals; /* global field-data arrays (may be 0) */
     const shard_insitu_global *globals;
     /* Block "rigid": the frames of the bodies that move as wholes (rigid bodies).  has_frames is the same on
      * every rank (0: no such block); the frames are the same everywhere, so rank 0 passes them (n_frames points
      * at frame_position with the columns frame_cols, copied) and the others pass none. */
     int has_frames;
     size_t n_frames;
-    const double *frame_position;  /* 3 n_frames */
-    int n_frame_cols;              /* at most 16 */
+    const double *frame_position; /* 3 n_frames */
+    int n_frame_cols;             /* at most 16 */
     const shard_column *frame_cols;
     /* Block "cloth": the triangles of the surfaces (cloth).  has_cells is the same on every rank (0: no such
      * block).  Each rank passes the triangles it lists (every triangle is listed by exactly one rank) as indices
@@ -88,10 +88,10 @@ typedef struct shard_insitu_fields {
      * any rank makes shard_insitu_execute fail on every rank before the scripts run. */
     int has_cells;
     size_t n_cell_points;
-    const double *cell_position;   /* 3 n_cell_points */
+    const double *cell_position; /* 3 n_cell_points */
     size_t n_cells;
-    const int64_t *cells;          /* 3 n_cells indices into the cell points */
-    int n_cell_cols;               /* at most 16 */
+    const int64_t *cells; /* 3 n_cells indices into the cell points */
+    int n_cell_cols;      /* at most 16 */
     const shard_column *cell_cols;
 } shard_insitu_fields;
 

@@ -3,8 +3,8 @@
  *
  *   v(n+1/2) = v(n) + dt/2 a(n);  x(n+1) = x(n) + dt v(n+1/2);  a(n+1) = f(x(n+1), v(n+1/2)) / m + g;
  *   v(n+1) = v(n+1/2) + dt/2 a(n+1)
- * (velocity Verlet, as in Müller et al. 2004).  Velocity-dependent forces (damping, contact damping and friction) see the
- * half-step velocity.  Particles with a prescribed velocity move with it exactly.
+ * (velocity Verlet, as in Müller et al. 2004).  Velocity-dependent forces (damping, contact damping and friction) see
+ * the half-step velocity.  Particles with a prescribed velocity move with it exactly.
  */
 #ifndef SHARD_INTEGRATE_H
 #define SHARD_INTEGRATE_H

@@ -8,8 +8,8 @@
 
 /* An interval in steps or in simulated time: exactly one of every / every_time is > 0 when enabled. */
 typedef struct shard_interval {
-    long every;               /* steps, > 0 */
-    double every_time;        /* s, > 0 */
+    long every;        /* steps, > 0 */
+    double every_time; /* s, > 0 */
 } shard_interval;
 
 /* Local, the same answer on every rank: whether an interval falls due at `step` (time step*dt).  Steps:

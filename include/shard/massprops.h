@@ -89,7 +89,6 @@ shard_massprops_status shard_massprops_mesh(double rho, const double *x, int64_t
  *     second tied axis the one that makes the frame right-handed.  Reported moments are the solver's values,
  *     not averaged, so R diag(moments) R^T equals I to within the tie width.
  * Returns SHARD_MASSPROPS_OK, or BAD_INPUT for a non-finite entry. */
-shard_massprops_status shard_massprops_principal(const double inertia[9], double moments[3], double R[9],
-                                                 double q[4]);
+shard_massprops_status shard_massprops_principal(const double inertia[9], double moments[3], double R[9], double q[4]);
 
 #endif

@@ -48,8 +48,8 @@
  * advance hook of the same step (their exact sum, so the order of the list does not matter). */
 typedef struct shard_impulse {
     int32_t body, pad;
-    double x[3];                /* where it acts: the particle's position at the start of the step, m */
-    double J[3];                /* N s */
+    double x[3]; /* where it acts: the particle's position at the start of the step, m */
+    double J[3]; /* N s */
 } shard_impulse;
 
 typedef struct shard_impulses {
@@ -85,9 +85,9 @@ typedef struct shard_phys {
  * common force term), body_bytes per body, indexed by body. */
 typedef struct shard_matter_ctx {
     const shard_phys *ph;
-    shard_block *block;         /* the module's block (NULL for common force terms) */
+    shard_block *block; /* the module's block (NULL for common force terms) */
     void *bodies;
-    void *state;                /* the module's own state (state_bytes, zeroed at start; NULL for common terms) */
+    void *state;                     /* the module's own state (state_bytes, zeroed at start; NULL for common terms) */
     const shard_pairlist *memory_in; /* terms with a memory: last evaluation's (rows = owned particles) */
     shard_pairlist *memory_out;      /* and this evaluation's, to be rewritten */
 } shard_matter_ctx;
@@ -114,15 +114,15 @@ enum {
  * otherwise list[0..n) are owned particles of the term's kind and `ghosts` says whether their partners may be
  * ghosts. */
 typedef struct shard_force_term {
-    const char *name;            /* "solid", "contact", ... (docs and the timing table) */
-    const char *phase;           /* timer phase it is charged to ("Solid", "Contact") */
-    int order;                   /* SHARD_FORCE_ORDER_* */
+    const char *name;  /* "solid", "contact", ... (docs and the timing table) */
+    const char *phase; /* timer phase it is charged to ("Solid", "Contact") */
+    int order;         /* SHARD_FORCE_ORDER_* */
     /* Common terms only (a module's terms see the module's per-body state): */
     size_t body_bytes;
     int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
-    double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
-    const char *dt_name;         /* what limits dt ("contact") */
-    double (*contact_radius)(const void *body_state);  /* contact terms: radius of a particle of the body */
+    double (*dt_limit)(const shard_scene *sc, int body, const void *state); /* s, INFINITY: none */
+    const char *dt_name;                                                    /* what limits dt ("contact") */
+    double (*contact_radius)(const void *body_state);   /* contact terms: radius of a particle of the body */
     double (*candidate_radius)(const void *body_state); /* contact terms whose pairs reach farther: how far a
                                                          * particle reaches for contact candidates (NULL: its
                                                          * contact radius) */
@@ -141,7 +141,7 @@ typedef struct shard_force_term {
     const char *memory_name;
     /* The passes: */
     void (*pass1)(const shard_matter_ctx *c, const int32_t *list, size_t n);
-    int exchange_row;            /* block row forwarded between the passes (two-pass terms) */
+    int exchange_row; /* block row forwarded between the passes (two-pass terms) */
     size_t (*add)(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts);
     /* Elastic energy of the term at the current state into acc (NULL: none); a term with a memory finds the
      * latest one in c->memory_in. */
@@ -168,12 +168,12 @@ typedef struct shard_collective {
 
 /* The frame of a body that moves as a whole, for output (rank 0 writes them: the state is replicated). */
 typedef struct shard_frame {
-    int32_t body;                /* index into the scene's bodies */
-    double x[3];                 /* centre of mass, m */
-    double q[4];                 /* orientation, unit quaternion (w, x, y, z), body frame to world */
-    double v[3];                 /* velocity of the centre of mass, m/s */
-    double w[3];                 /* angular velocity, rad/s */
-    double force[3], torque[3];  /* the contact impulses of the last step / dt: force (N), torque about x (N m) */
+    int32_t body;               /* index into the scene's bodies */
+    double x[3];                /* centre of mass, m */
+    double q[4];                /* orientation, unit quaternion (w, x, y, z), body frame to world */
+    double v[3];                /* velocity of the centre of mass, m/s */
+    double w[3];                /* angular velocity, rad/s */
+    double force[3], torque[3]; /* the contact impulses of the last step / dt: force (N), torque about x (N m) */
 } shard_frame;
 
 /* Module flags. */
@@ -186,14 +186,14 @@ enum {
 };
 
 typedef struct shard_matter {
-    const char *kind;            /* the scene's bodies[i].kind */
-    const char *about;           /* one line for `shard check` and the docs */
-    const shard_field_desc *rows;/* its block's registry (SHARD_BLOCK_ROW) */
+    const char *kind;             /* the scene's bodies[i].kind */
+    const char *about;            /* one line for `shard check` and the docs */
+    const shard_field_desc *rows; /* its block's registry (SHARD_BLOCK_ROW) */
     int n_rows;
-    size_t body_bytes;           /* per-body state, zeroed, one per body of the scene (used for its own) */
+    size_t body_bytes; /* per-body state, zeroed, one per body of the scene (used for its own) */
     int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
-    double (*dt_limit)(const shard_scene *sc, int body, const void *state);   /* s, INFINITY: none */
-    const char *dt_name;         /* what limits dt ("wave speed") */
+    double (*dt_limit)(const shard_scene *sc, int body, const void *state); /* s, INFINITY: none */
+    const char *dt_name;                                                    /* what limits dt ("wave speed") */
     /* Radius of the reference bonds of body b (m), or 0 for none: its particles then have no bond partner and
      * the module no halo. */
     double (*bond_radius)(const shard_scene *sc, int body);
@@ -210,7 +210,7 @@ typedef struct shard_matter {
     void (*prepare)(const shard_matter_ctx *c);
     const shard_force_term *const *terms;
     int n_terms;
-    unsigned outputs;            /* bits (1u << SHARD_OUT_*) of the fields it fills */
+    unsigned outputs; /* bits (1u << SHARD_OUT_*) of the fields it fills */
     /* Fills cols[f] (n_owned rows of field f's type, zeroed; NULL where not wanted) for its owned particles at
      * their local index.  The bond ghosts' x and v are current. */
     void (*output)(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT]);
@@ -269,7 +269,7 @@ typedef struct shard_matter {
      *   diag_line, report   text for the diagnostics line and the end report (may be empty) */
     unsigned flags;
     const char *phase;
-    size_t state_bytes;          /* the module's own state on each rank (ctx->state), zeroed at start */
+    size_t state_bytes;              /* the module's own state on each rank (ctx->state), zeroed at start */
     void (*state_free)(void *state); /* frees what the module allocated in it */
     void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
     /* Collisions (collective; any module, not only SLAVED ones): after the particles' first kick, before the

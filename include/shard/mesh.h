@@ -10,7 +10,7 @@
 
 typedef struct shard_mesh {
     size_t n_vertices;
-    double *vertices;   /* 3 * n_vertices */
+    double *vertices; /* 3 * n_vertices */
     size_t n_triangles;
     int64_t *triangles; /* 3 * n_triangles vertex indices, counter-clockwise seen from outside */
 } shard_mesh;

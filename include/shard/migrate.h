@@ -14,7 +14,8 @@
 #define SHARD_MIGRATE_H
 
 #ifndef SHARD_LAYER_DECOMPOSITION
-#error "shard/migrate.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#error                                                                                                                 \
+    "shard/migrate.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
 #endif
 
 #include "shard/partition.h"
@@ -28,10 +29,10 @@ enum { SHARD_MIGRATE_ROUND_WORDS = 1 << 23, SHARD_MIGRATE_MIN_ROUNDS = 8 };
 
 /* What one migration did on this rank. */
 typedef struct shard_migrate_stats {
-    int64_t sent;          /* owned particles sent to another rank */
-    int64_t received;      /* particles received from another rank */
-    uint64_t bytes;        /* bytes sent: particle records, the new owners forwarded to the old bond ghosts and
-                            * the state rows of the new ones */
+    int64_t sent;     /* owned particles sent to another rank */
+    int64_t received; /* particles received from another rank */
+    uint64_t bytes;   /* bytes sent: particle records, the new owners forwarded to the old bond ghosts and
+                       * the state rows of the new ones */
 } shard_migrate_stats;
 
 /* Collective.  Moves owned particle i (i < p->n_owned) to rank dest[i] (0 .. size-1).  kinds as for
@@ -39,8 +40,8 @@ typedef struct shard_migrate_stats {
  * plans (replaced), lists[q] the force terms' memories (rows = owned particles; replaced).  p keeps its bond
  * ghosts only (n_local = n_owned + n_bond_ghost): contact ghosts are rebuilt by the caller.  x_build = x. */
 void shard_migrate(shard_comm *c, const shard_partition_kinds *kinds, const int32_t *dest, shard_particles *p,
-                   shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos,
-                   shard_pairlist *lists, shard_migrate_stats *stats);
+                   shard_block *blocks, shard_csr *bonds, uint8_t **broken, shard_halo **halos, shard_pairlist *lists,
+                   shard_migrate_stats *stats);
 
 /* Collective.  The same move when the caller knows the new owner of every local particle: where[i] (a rank,
  * as a double, for the rows [0, n_owned + n_bond_ghost)) for the owned particles and their bond ghosts; halos

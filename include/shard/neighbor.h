@@ -2,11 +2,11 @@
  *
  * Bonds are built once from rest positions: particle j is a partner of i when both belong to the same body and
  * |X_j - X_i| < h (the body's support radius, support x spacing; pairs within a relative 1e-12 of h, where the
- * weight is 0, are left out, so that an integer support does not bond a lattice shell by rounding).  The rule is symmetric, which the gather-only
- * force assembly relies on (solid.h); rows are sorted by partner global id.  Contact candidates are rebuilt
- * with a Verlet skin: j (any local particle of another body) is a candidate of owned i when
- * |x_j - x_i| < r_i + r_j + skin; rows are sorted by partner global id so that force sums do not depend on the
- * partition.  This module does not communicate.
+ * weight is 0, are left out, so that an integer support does not bond a lattice shell by rounding).  The rule is
+ * symmetric, which the gather-only force assembly relies on (solid.h); rows are sorted by partner global id.  Contact
+ * candidates are rebuilt with a Verlet skin: j (any local particle of another body) is a candidate of owned i when |x_j
+ * - x_i| < r_i + r_j + skin; rows are sorted by partner global id so that force sums do not depend on the partition.
+ * This module does not communicate.
  */
 #ifndef SHARD_NEIGHBOR_H
 #define SHARD_NEIGHBOR_H
@@ -29,12 +29,12 @@ typedef struct shard_cells {
     int64_t dims[3];
     int dense;
     size_t n, n_cells;
-    int64_t *start;     /* dense: n_cells + 1 offsets; sparse: per occupied cell, n_keys + 1 offsets */
-    int64_t *keys;      /* sparse only: 3 per occupied cell, (iz, iy, ix), sorted */
+    int64_t *start; /* dense: n_cells + 1 offsets; sparse: per occupied cell, n_keys + 1 offsets */
+    int64_t *keys;  /* sparse only: 3 per occupied cell, (iz, iy, ix), sorted */
     size_t n_keys;
-    int32_t *order;     /* point indices sorted by cell */
+    int32_t *order; /* point indices sorted by cell */
     size_t cap_start, cap_keys, cap_order;
-    int64_t *tmp;       /* scratch keys */
+    int64_t *tmp; /* scratch keys */
     size_t cap_tmp;
 } shard_cells;
 
@@ -47,8 +47,8 @@ void shard_cells_coord(const shard_cells *c, const double p[3], int64_t ijk[3]);
 void shard_cells_free(shard_cells *c);
 
 /* Reference bonds of n particles with positions X (global arrays, index = global id), bodies contiguous in id
- * order: body b spans [body_start[b], body_start[b+1]) with support radius h[b] (h[b] <= 0: no bonds).  Fills a CSR with global ids
- * (int32: at most 2^31 particles are partitioned centrally).  Local. */
+ * order: body b spans [body_start[b], body_start[b+1]) with support radius h[b] (h[b] <= 0: no bonds).  Fills a CSR
+ * with global ids (int32: at most 2^31 particles are partitioned centrally).  Local. */
 void shard_neighbor_bonds(size_t n, const double *X, int n_bodies, const int64_t *body_start, const double *h,
                           shard_csr *bonds);
 

@@ -61,8 +61,7 @@ typedef struct shard_output shard_output;
 
 /* Local: an output writer into `dir` (created on the first write, not before: a run that fails at start-up
  * touches nothing).  The scene text and path are stored in every file.  Caller owns the handle. */
-shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text,
-                                  size_t scene_len);
+shard_output *shard_output_create(const char *dir, const char *scene_path, const char *scene_text, size_t scene_len);
 
 /* Collective: after a restart at `step`, takes the files an earlier run wrote at steps <= step (the due ones
  * under iv, and `step` itself) back into the XDMF index, so the index keeps the whole history.  Rank 0 looks
@@ -86,23 +85,22 @@ typedef struct shard_output_table {
     const shard_column *cols;
     int n_attrs;
     const shard_output_attr *attrs;
-    int points;  /* 1: also an XDMF index DIR/<group>.xmf of points (columns "position" and "index" required);
-                  * at most one such table, the same columns and global row count at every write */
-    int cells;   /* 1: a table of triangles over the particles, with an XDMF index DIR/<group>.xmf: exactly one
-                  * column, "triangles", SHARD_TYPE_I64 with 3 components, holding GLOBAL IDS of particles
-                  * written in this call (any triangles on any rank, a rank may have none).  The writer
-                  * replaces every id by that particle's row in /particles (index[id]) before writing, so the
-                  * file holds rows; an id that is out of range or has no row is fatal (SHARD_EXIT_INTERNAL).
-                  * At most one such table (not also `points`); its row count may change between writes */
+    int points; /* 1: also an XDMF index DIR/<group>.xmf of points (columns "position" and "index" required);
+                 * at most one such table, the same columns and global row count at every write */
+    int cells;  /* 1: a table of triangles over the particles, with an XDMF index DIR/<group>.xmf: exactly one
+                 * column, "triangles", SHARD_TYPE_I64 with 3 components, holding GLOBAL IDS of particles
+                 * written in this call (any triangles on any rank, a rank may have none).  The writer
+                 * replaces every id by that particle's row in /particles (index[id]) before writing, so the
+                 * file holds rows; an id that is out of range or has no row is fatal (SHARD_EXIT_INTERNAL).
+                 * At most one such table (not also `points`); its row count may change between writes */
 } shard_output_table;
 
 /* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be
  * "position" (3 doubles) and one "global_id" (int64)) and the tables (the same groups and columns on every
  * rank; may be none), then rewrites the XDMF index on rank 0.  Returns 0, or SHARD_EXIT_IO with the same *err
  * on every rank. */
-int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned,
-                       int n_cols, const shard_column *cols, int n_tables, const shard_output_table *tables,
-                       shard_error *err);
+int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned, int n_cols,
+                       const shard_column *cols, int n_tables, const shard_output_table *tables, shard_error *err);
 
 /* Local: the owned particles changed rank (a migration); the next write recomputes each rank's rows and the
  * index.  NULL-safe. */

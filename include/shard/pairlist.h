@@ -14,14 +14,14 @@
 #include "shard/base.h"
 
 typedef struct shard_pairlist {
-    int width;          /* doubles per entry */
-    size_t n;           /* rows: owned particles */
-    int64_t *start;     /* n + 1 */
-    int64_t *key;       /* entries, sorted inside each row */
-    double *val;        /* width per entry */
+    int width;      /* doubles per entry */
+    size_t n;       /* rows: owned particles */
+    int64_t *start; /* n + 1 */
+    int64_t *key;   /* entries, sorted inside each row */
+    double *val;    /* width per entry */
     size_t cap, row_cap;
-    size_t closed;      /* while filling: rows [0, closed) are complete */
-    int64_t fill;       /* while filling: entries written */
+    size_t closed; /* while filling: rows [0, closed) are complete */
+    int64_t fill;  /* while filling: entries written */
 } shard_pairlist;
 
 /* An empty list of `width` doubles per entry. Local. */

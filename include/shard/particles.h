@@ -26,38 +26,38 @@ enum {
 };
 
 typedef struct shard_particles {
-    size_t n_owned;       /* owned particles, [0, n_owned) */
-    size_t n_bond_ghost;  /* bond ghosts, [n_owned, n_owned + n_bond_ghost) */
-    size_t n_local;       /* owned + bond ghosts + contact ghosts */
+    size_t n_owned;      /* owned particles, [0, n_owned) */
+    size_t n_bond_ghost; /* bond ghosts, [n_owned, n_owned + n_bond_ghost) */
+    size_t n_local;      /* owned + bond ghosts + contact ghosts */
     size_t capacity;
 
     /* every local particle */
-    int64_t *gid;         /* global id, stable for the run */
-    int32_t *body;        /* body index in the scene */
+    int64_t *gid;  /* global id, stable for the run */
+    int32_t *body; /* body index in the scene */
     uint32_t *flags;
-    double *X;            /* rest (reference) position, 3 per particle */
-    double *x;            /* current position */
-    double *v;            /* velocity */
-    double *mass;         /* kg (ghosts too: contact needs the partner's mass) */
-    double *volume;       /* m^3 (owned and bond ghosts) */
-    double *nrm;          /* surface normal for smooth contact (contact.h; owned and every ghost; 0 unless a body
-                           * of the scene has a smooth contact surface), recomputed in every force evaluation and
-                           * forwarded to the ghosts (not in the contact ghosts' records: scenes without smooth
-                           * surfaces do not send it) */
+    double *X;      /* rest (reference) position, 3 per particle */
+    double *x;      /* current position */
+    double *v;      /* velocity */
+    double *mass;   /* kg (ghosts too: contact needs the partner's mass) */
+    double *volume; /* m^3 (owned and bond ghosts) */
+    double *nrm;    /* surface normal for smooth contact (contact.h; owned and every ghost; 0 unless a body
+                     * of the scene has a smooth contact surface), recomputed in every force evaluation and
+                     * forwarded to the ghosts (not in the contact ghosts' records: scenes without smooth
+                     * surfaces do not send it) */
 
     /* owned only (arrays sized to capacity so that growth is uniform) */
-    double *a;            /* acceleration from the last force evaluation */
-    double *vpres;        /* prescribed velocity (3) for SHARD_PF_PRESCRIBED particles */
-    double *x_build;      /* position at the last contact-list build (Verlet skin check) */
+    double *a;       /* acceleration from the last force evaluation */
+    double *vpres;   /* prescribed velocity (3) for SHARD_PF_PRESCRIBED particles */
+    double *x_build; /* position at the last contact-list build (Verlet skin check) */
 } shard_particles;
 
 /* Compressed sparse rows over owned particles: the partners of i are idx[start[i] .. start[i+1]). */
 typedef struct shard_csr {
-    size_t n;             /* rows */
-    int64_t *start;       /* n + 1 */
-    int32_t *idx;         /* local indices (or global ones where documented) */
-    size_t cap;           /* capacity of idx */
-    size_t row_cap;       /* capacity of start */
+    size_t n;       /* rows */
+    int64_t *start; /* n + 1 */
+    int32_t *idx;   /* local indices (or global ones where documented) */
+    size_t cap;     /* capacity of idx */
+    size_t row_cap; /* capacity of start */
 } shard_csr;
 
 /* The particle store's registry: one row per array of shard_particles,
@@ -65,18 +65,18 @@ typedef struct shard_csr {
  * with the flags of fields.h.  A per-particle array that every kind needs is a member here and one row; an
  * array that only one kind needs is a row of that module's block instead (matter.h).  Changing the STATE rows
  * changes the checkpoint format: bump SHARD_CHECKPOINT_FORMAT_VERSION (checkpoint.h). */
-#define SHARD_PARTICLE_FIELDS(X_)                                                                                \
-    X_(gid, int64_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "global_id")                \
-    X_(body, int32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "body")                    \
-    X_(flags, uint32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "flags")                 \
-    X_(X, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "rest_position")               \
-    X_(x, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "position")                    \
-    X_(v, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "velocity")                    \
-    X_(mass, double, 1, SHARD_FIELD_CONTACT, "mass")                                                             \
-    X_(volume, double, 1, 0, "volume")                                                                           \
-    X_(nrm, double, 3, 0, "surface_normal")                                                                      \
-    X_(a, double, 3, SHARD_FIELD_STATE, "acceleration")                                                          \
-    X_(vpres, double, 3, SHARD_FIELD_STATE, "prescribed_velocity")                                               \
+#define SHARD_PARTICLE_FIELDS(X_)                                                                                      \
+    X_(gid, int64_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "global_id")                      \
+    X_(body, int32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "body")                          \
+    X_(flags, uint32_t, 1, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "flags")                       \
+    X_(X, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "rest_position")                     \
+    X_(x, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "position")                          \
+    X_(v, double, 3, SHARD_FIELD_STATE | SHARD_FIELD_GHOST | SHARD_FIELD_CONTACT, "velocity")                          \
+    X_(mass, double, 1, SHARD_FIELD_CONTACT, "mass")                                                                   \
+    X_(volume, double, 1, 0, "volume")                                                                                 \
+    X_(nrm, double, 3, 0, "surface_normal")                                                                            \
+    X_(a, double, 3, SHARD_FIELD_STATE, "acceleration")                                                                \
+    X_(vpres, double, 3, SHARD_FIELD_STATE, "prescribed_velocity")                                                     \
     X_(x_build, double, 3, 0, "contact_build_position")
 
 /* The registry at run time: what io/ and decomposition/ loop over (store base: the shard_particles). */
@@ -116,13 +116,18 @@ typedef struct shard_block {
     int n_rows;
     size_t first, n_owned;
     size_t ghost_first, n_ghost;
-    size_t capacity;                 /* slots allocated in every column */
+    size_t capacity; /* slots allocated in every column */
     void *col[SHARD_BLOCK_MAX_ROWS];
 } shard_block;
 
 /* A block registry row: X_(index, C type, components, flags, "dataset name") becomes a descriptor of col[index]. */
-#define SHARD_BLOCK_ROW(index, type, k, fl, nm)                                                                  \
-    {#index, nm, SHARD_FIELD_TYPE_OF(type), sizeof(type), (k), (fl),                                             \
+#define SHARD_BLOCK_ROW(index, type, k, fl, nm)                                                                        \
+    {#index,                                                                                                           \
+     nm,                                                                                                               \
+     SHARD_FIELD_TYPE_OF(type),                                                                                        \
+     sizeof(type),                                                                                                     \
+     (k),                                                                                                              \
+     (fl),                                                                                                             \
      offsetof(shard_block, col) + (size_t)(index) * sizeof(void *)},
 
 /* Sets the row table (n_rows <= SHARD_BLOCK_MAX_ROWS) of an empty block. Local. */

@@ -17,7 +17,8 @@
 #define SHARD_PARTITION_H
 
 #ifndef SHARD_LAYER_DECOMPOSITION
-#error "shard/partition.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
+#error                                                                                                                 \
+    "shard/partition.h is a decomposition header: only its layer and the layers above it (io and the driver) include it"
 #endif
 
 #include "shard/halo.h"
@@ -28,22 +29,22 @@
  * counts).  The same on every rank. */
 typedef struct shard_partition_kinds {
     int n_modules;
-    const int32_t *body_module;   /* n_bodies entries: module index of each body */
-    const int *has_halo;          /* per module: 1 when its bodies have bonds (a halo plan is created) */
-    int n_lists;                  /* pair lists (the memories of force terms) */
-    size_t round_words;           /* migrations: words one rank sends per round (0: SHARD_MIGRATE_ROUND_WORDS) */
+    const int32_t *body_module; /* n_bodies entries: module index of each body */
+    const int *has_halo;        /* per module: 1 when its bodies have bonds (a halo plan is created) */
+    int n_lists;                /* pair lists (the memories of force terms) */
+    size_t round_words;         /* migrations: words one rank sends per round (0: SHARD_MIGRATE_ROUND_WORDS) */
 } shard_partition_kinds;
 
 /* A rank's share of the run before the start-up partition: the particles with global ids [first, first + n) in
  * id order, every rank's range following the previous rank's (an empty range allowed); sampled (sample.h) or
  * read from a checkpoint (checkpoint.h). */
 typedef struct shard_share {
-    shard_particles p;            /* n_owned = n rows: SHARD_FIELD_STATE arrays (NULL: zeros), gid set */
-    const shard_block *mod_rows;  /* NULL, or per module its STATE rows with the same n rows (NULL columns: zeros) */
-    int64_t *bstart;              /* n + 1 offsets into partner (may start above 0) */
-    int64_t *partner;             /* bond partners' global ids, each row increasing */
-    const uint8_t *broken;        /* per bond entry, indexed as partner (NULL: none broken) */
-    const shard_pairlist *lists;  /* NULL, or the force terms' memories with the same n rows */
+    shard_particles p;           /* n_owned = n rows: SHARD_FIELD_STATE arrays (NULL: zeros), gid set */
+    const shard_block *mod_rows; /* NULL, or per module its STATE rows with the same n rows (NULL columns: zeros) */
+    int64_t *bstart;             /* n + 1 offsets into partner (may start above 0) */
+    int64_t *partner;            /* bond partners' global ids, each row increasing */
+    const uint8_t *broken;       /* per bond entry, indexed as partner (NULL: none broken) */
+    const shard_pairlist *lists; /* NULL, or the force terms' memories with the same n rows */
 } shard_share;
 /* Local; frees p, bstart and partner (a share that allocated them) and zeroes the record. */
 void shard_share_free(shard_share *sh);
@@ -62,13 +63,12 @@ struct shard_migrate_stats;
 /* Collective: the start-up partition of the shares (particles [0, n_owned) of p, with their bonds) into nparts
  * parts: part[i] for every owned particle.  Zoltan's recursive coordinate bisection of the rest positions with
  * weight 1 + bonds.  0, or the same error on every rank. */
-int shard_partition_share(shard_comm *c, const shard_particles *p, const shard_csr *bonds, int nparts,
-                          int32_t *part, shard_error *err);
+int shard_partition_share(shard_comm *c, const shard_particles *p, const shard_csr *bonds, int nparts, int32_t *part,
+                          shard_error *err);
 /* Collective: where[n_owned + q] for every bond ghost q of a share's store (ghost_owner[q]: the rank whose share
  * holds it) becomes where[] of that particle on its holder: requests (asker, gid) go to the holder, answers
  * (gid, value) come back.  where[0 .. n_owned) are this rank's answers. */
-void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner,
-                                 double *where);
+void shard_partition_ghost_where(shard_comm *c, const shard_particles *p, const int32_t *ghost_owner, double *where);
 /* Collective.  The start-up and restart distribution of a share's store (shard_partition_share_store): the
  * shares are partitioned (shard_partition_share), the new owner of every bond ghost is asked of its holder, and
  * the particles migrate to their parts (migrate.h).  Every rank's store ends as a migration leaves it: owned

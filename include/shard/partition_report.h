@@ -17,8 +17,8 @@
 typedef struct shard_partition_opts {
     const char *scene;
     int nparts;
-    const char *csv;    /* per-rank CSV file, or NULL */
-    int per_rank;       /* print one line per rank */
+    const char *csv; /* per-rank CSV file, or NULL */
+    int per_rank;    /* print one line per rank */
 } shard_partition_opts;
 
 /* Collective (rank 0 prints).  Returns 0, or an error code with err filled on every rank. */

@@ -26,10 +26,10 @@ typedef struct shard_overrides {
     double until;
     double dt;
     const char *out_dir;
-    const char *restart;   /* checkpoint to restart from (`--restart FILE`) */
-    int n_catalyst;        /* in-situ scripts from the command line (`--catalyst FILE`, repeatable) */
+    const char *restart; /* checkpoint to restart from (`--restart FILE`) */
+    int n_catalyst;      /* in-situ scripts from the command line (`--catalyst FILE`, repeatable) */
     const char *catalyst[8];
-    long catalyst_every;   /* steps between their runs (`--catalyst-every N`, default 1) */
+    long catalyst_every; /* steps between their runs (`--catalyst-every N`, default 1) */
 } shard_overrides;
 
 shard_overrides shard_default_overrides(void);
@@ -48,8 +48,8 @@ typedef struct shard_sim_tables {
 
 /* Collective.  Builds a simulation from the scene text (rank 0's copy; other ranks may pass NULL text) read
  * from `path`.  On bad input returns NULL with the same *err on every rank. */
-shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
-                            const shard_overrides *ov, shard_error *err);
+shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len, const shard_overrides *ov,
+                            shard_error *err);
 /* The same with tables of the caller's (NULL: this build's). */
 shard_sim *shard_sim_create_with(shard_comm *c, const char *path, const char *text, size_t len,
                                  const shard_overrides *ov, const shard_sim_tables *tables, shard_error *err);
@@ -74,15 +74,15 @@ void shard_sim_report(shard_sim *s);
 void shard_sim_summary(shard_sim *s);
 
 typedef struct shard_diag {
-    double kinetic, elastic;   /* J */
-    double momentum[3];        /* kg m/s */
-    double max_speed;          /* m/s */
-    int64_t contacts;          /* active particle-particle + obstacle contacts at the last force evaluation */
-    int64_t inverted;          /* particles turned inside out (solid: det J <= 0) */
-    int64_t inverted_first;    /* the smallest global id among them (-1: none), its body and position */
+    double kinetic, elastic; /* J */
+    double momentum[3];      /* kg m/s */
+    double max_speed;        /* m/s */
+    int64_t contacts;        /* active particle-particle + obstacle contacts at the last force evaluation */
+    int64_t inverted;        /* particles turned inside out (solid: det J <= 0) */
+    int64_t inverted_first;  /* the smallest global id among them (-1: none), its body and position */
     int inverted_body;
     double inverted_x[3];
-    int64_t broken_bonds;      /* bonds broken so far (0 when no body can break) */
+    int64_t broken_bonds; /* bonds broken so far (0 when no body can break) */
 } shard_diag;
 /* Collective: the scene's `relax` stage (dynamic relaxation or conjugate gradients to static equilibrium,
  * src/driver/relax.c), once, before the first step of a run that did not restart; shard_sim_run calls it.

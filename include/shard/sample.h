@@ -35,12 +35,12 @@
 
 typedef struct shard_sampled {
     size_t n;
-    double *X;          /* 3n rest positions */
-    double *v;          /* 3n initial velocities */
-    int32_t *body;      /* n */
-    uint32_t *flags;    /* n (SHARD_PF_*) */
-    double *vpres;      /* 3n prescribed velocities */
-    int64_t *body_start;/* n_bodies + 1: body b owns ids [body_start[b], body_start[b+1]) */
+    double *X;           /* 3n rest positions */
+    double *v;           /* 3n initial velocities */
+    int32_t *body;       /* n */
+    uint32_t *flags;     /* n (SHARD_PF_*) */
+    double *vpres;       /* 3n prescribed velocities */
+    int64_t *body_start; /* n_bodies + 1: body b owns ids [body_start[b], body_start[b+1]) */
     int n_bodies;
 } shard_sampled;
 
@@ -76,14 +76,14 @@ void shard_sample_grid_vertex(const shard_shape *g, int64_t i, int64_t j, double
 int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
 /* Initial velocity and constraint flags of a particle of body b at rest position X, c the centre of the body's
  * particles. Local. */
-void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
-                         double vpres[3], uint32_t *flags);
+void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3], double vpres[3],
+                         uint32_t *flags);
 /* The constraints of body b at time t for a particle at rest position X and current position x: sets
  * SHARD_PF_PRESCRIBED in *flags (clearing it when none holds the particle; other bits stay) and vpres from the
  * last constraint in file order that holds it at t (fixed regions before prescribed ones): its velocity plus
  * its spin about its moving centre (spin x (x - center - velocity (t - start))). Local. */
-void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t,
-                              double vpres[3], uint32_t *flags);
+void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t, double vpres[3],
+                              uint32_t *flags);
 /* The wall rule (solid.h): 1 when the particle at rest position X is held for the whole run by a region that
  * does not turn (the last constraint holding it has no time window and no spin), and then in o the offset from X
  * to the nearest point of that region's surface; 0 (o = 0) otherwise. Local. */
@@ -98,16 +98,16 @@ int shard_sample_notches_missed(const shard_scene *scene, const int64_t *cut, sh
 
 /* Distributed sampling (top of this file). */
 typedef struct shard_sample_lattice {
-    double lo[3];        /* the lattice origin: the shape's bounding-box minimum */
-    int64_t dim[3];      /* lattice points per axis */
-    double volume;       /* the shape's volume, m^3 (the size checks' estimate) */
+    double lo[3];           /* the lattice origin: the shape's bounding-box minimum */
+    int64_t dim[3];         /* lattice points per axis */
+    double volume;          /* the shape's volume, m^3 (the size checks' estimate) */
     const shard_mesh *mesh; /* a mesh body's mesh (the scene's: loaded by every rank before sampling) */
 } shard_sample_lattice;
 
 typedef struct shard_sample_plan {
     int n_bodies;
     shard_sample_lattice *body;
-    int64_t *plane0;     /* n_bodies + 1: the global number of each body's first plane; plane0[n_bodies] = T */
+    int64_t *plane0; /* n_bodies + 1: the global number of each body's first plane; plane0[n_bodies] = T */
 } shard_sample_plan;
 
 /* Local: every body's lattice (meshes read and checked), with the size checks for `ranks` ranks.  0 or
@@ -121,13 +121,13 @@ int64_t shard_sample_rank_first_plane(const shard_sample_plan *plan, int rank, i
  * (so in global-id order), each with its body and global plane number. */
 typedef struct shard_sample_share {
     size_t n;
-    double *X;             /* 3n rest positions */
-    int32_t *body;         /* n */
-    int64_t *plane;        /* n */
-    int64_t *gid;          /* n, once shard_sample_share_ids has run */
+    double *X;                      /* 3n rest positions */
+    int32_t *body;                  /* n */
+    int64_t *plane;                 /* n */
+    int64_t *gid;                   /* n, once shard_sample_share_ids has run */
     int64_t first_plane, end_plane; /* the rank's own planes */
-    int64_t *count;        /* end_plane - first_plane: the points of each own plane */
-    int64_t *body_start;   /* n_bodies + 1 offsets of each body's points */
+    int64_t *count;                 /* end_plane - first_plane: the points of each own plane */
+    int64_t *body_start;            /* n_bodies + 1 offsets of each body's points */
 } shard_sample_share;
 
 /* Local: samples the planes of `rank` and their ghost layers (h[b]: body b's bond radius). */
@@ -140,10 +140,9 @@ void shard_sample_share_ids(const shard_sample_plan *plan, const int64_t *plane_
 /* Local: the reference bonds of the held points (rows of the own points are complete; entries are indices
  * into the points), notches cut; cut[] (shard_sample_n_notches entries, zeroed by the caller) gets the bonds
  * of own points each notch cut. */
-void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh,
-                              shard_csr *bonds, int64_t *cut);
+void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh, shard_csr *bonds,
+                              int64_t *cut);
 void shard_sample_share_free(shard_sample_share *sh);
-
 
 /* Lattice points inside the closed mesh.  The lattice is the one every shape uses (above):
  * p = origin + (i + 1/2, j + 1/2, k + 1/2) * spacing for i, j, k >= 0, with origin = the mesh's bounding-box
@@ -153,7 +152,7 @@ void shard_sample_share_free(shard_sample_share *sh);
 void shard_sample_mesh(const shard_mesh *mesh, double spacing, double **points, size_t *n);
 /* The same for the lattice planes k_first <= k < k_end only (the points of those planes, bit for bit as
  * shard_sample_mesh gives them). Local. */
-void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
-                              double **points, size_t *n);
+void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end, double **points,
+                              size_t *n);
 
 #endif

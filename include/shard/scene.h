@@ -24,35 +24,35 @@ enum { SHARD_FRACTURE_NONE = 0, SHARD_FRACTURE_STRETCH = 1, SHARD_FRACTURE_ENERG
  * correspondence model's zero-energy modes stretch unevenly (docs/validation.md, fracture). */
 #define SHARD_FRACTURE_STABILIZATION 0.1
 typedef struct shard_fracture_def {
-    int criterion;            /* SHARD_FRACTURE_*; NONE without a `fracture` section */
-    double value;             /* s_c (1), G_c (J/m^2) or sigma_t (Pa), > 0 */
-    double weibull_modulus;   /* m >= 0 (0: every bond has the same threshold) */
-    long weibull_seed;        /* >= 0 */
-    shard_src_loc loc;        /* key "materials.<name>.fracture" */
+    int criterion;          /* SHARD_FRACTURE_*; NONE without a `fracture` section */
+    double value;           /* s_c (1), G_c (J/m^2) or sigma_t (Pa), > 0 */
+    double weibull_modulus; /* m >= 0 (0: every bond has the same threshold) */
+    long weibull_seed;      /* >= 0 */
+    shard_src_loc loc;      /* key "materials.<name>.fracture" */
 } shard_fracture_def;
 
 typedef struct shard_material {
     char name[SHARD_NAME_MAX];
-    double density;          /* kg/m^3, > 0 */
-    double E;                /* Young's modulus, Pa, > 0 */
-    double nu;               /* Poisson ratio, in (-1, 0.5) */
-    double volume_stiffness; /* k_v, Pa, >= 0 (default 0) */
-    double volume_barrier;   /* inversion barrier in units of the bulk modulus, >= 0 (default 1; 0: none) */
-    double stabilization;    /* bond-level stabilisation G_s of the zero-energy modes, in [0, 1] (solid.h);
-                              * default 0, or SHARD_FRACTURE_STABILIZATION for a material with a fracture rule */
+    double density;                  /* kg/m^3, > 0 */
+    double E;                        /* Young's modulus, Pa, > 0 */
+    double nu;                       /* Poisson ratio, in (-1, 0.5) */
+    double volume_stiffness;         /* k_v, Pa, >= 0 (default 0) */
+    double volume_barrier;           /* inversion barrier in units of the bulk modulus, >= 0 (default 1; 0: none) */
+    double stabilization;            /* bond-level stabilisation G_s of the zero-energy modes, in [0, 1] (solid.h);
+                                      * default 0, or SHARD_FRACTURE_STABILIZATION for a material with a fracture rule */
     shard_src_loc stabilization_loc; /* line 0: not given */
-    double damping;          /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
-    double mass_damping;     /* mass-proportional (Rayleigh alpha) damping rate, 1/s, >= 0 (default 0) */
-    double yield;            /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */
-    double creep;            /* plastic creep rate, 1/s, >= 0 (default 0: no plasticity) */
-    double max_plastic;      /* cap on the norm of the plastic strain, >= 0 (default 0: no plasticity) */
-    double contact_stiffness;/* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
-    double contact_damping;  /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
-    double friction;         /* Coulomb coefficient, >= 0 (default 0.5) */
-    int contact_surface;     /* SHARD_SURFACE_PARTICLES (default: spheres) or SHARD_SURFACE_SMOOTH (contact.h) */
-    double restitution;      /* coefficient of restitution of rigid-body collisions, in [0, 1] (default 0) */
+    double damping;                  /* stiffness-proportional (Rayleigh) damping time, s, >= 0 (default 0) */
+    double mass_damping;             /* mass-proportional (Rayleigh alpha) damping rate, 1/s, >= 0 (default 0) */
+    double yield;                    /* plastic yield, norm of elastic Green strain, >= 0 (default 0) */
+    double creep;                    /* plastic creep rate, 1/s, >= 0 (default 0: no plasticity) */
+    double max_plastic;              /* cap on the norm of the plastic strain, >= 0 (default 0: no plasticity) */
+    double contact_stiffness;        /* N/m, > 0, or 0 for "auto" (E * spacing of the body) */
+    double contact_damping;          /* fraction of critical damping of a contact, in [0, 1] (default 0.1) */
+    double friction;                 /* Coulomb coefficient, >= 0 (default 0.5) */
+    int contact_surface; /* SHARD_SURFACE_PARTICLES (default: spheres) or SHARD_SURFACE_SMOOTH (contact.h) */
+    double restitution;  /* coefficient of restitution of rigid-body collisions, in [0, 1] (default 0) */
     shard_fracture_def fracture;
-    shard_src_loc loc;       /* the material's node, key "materials.<name>" */
+    shard_src_loc loc; /* the material's node, key "materials.<name>" */
 } shard_material;
 
 /* A region of a body whose particles have a prescribed velocity (0,0,0 = fixed), for the whole run or over a time
@@ -60,12 +60,12 @@ typedef struct shard_material {
 typedef struct shard_constraint {
     shard_shape region;
     double velocity[3];
-    double spin[3];          /* prescribed: an angular velocity, rad/s (default 0): the held particles move with
-                              * velocity + spin x (x - c(t)), c(t) = center + velocity (t - start) */
-    double center[3];        /* m: a point of the spin's axis at the window's start (default the origin) */
-    double start, end;       /* prescribed: active while start <= t < end, s (end <= start: from start on, for
-                              * ever; both 0 by default: the whole run); fixed regions: always */
-    shard_src_loc loc;       /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
+    double spin[3];    /* prescribed: an angular velocity, rad/s (default 0): the held particles move with
+                        * velocity + spin x (x - c(t)), c(t) = center + velocity (t - start) */
+    double center[3];  /* m: a point of the spin's axis at the window's start (default the origin) */
+    double start, end; /* prescribed: active while start <= t < end, s (end <= start: from start on, for
+                        * ever; both 0 by default: the whole run); fixed regions: always */
+    shard_src_loc loc; /* key "bodies[i].fixed[k]" or "bodies[i].prescribed[k]" */
 } shard_constraint;
 
 /* A pre-crack or notch of a body: an axis-aligned box, which may be flat (min = max along one axis: a planar
@@ -73,7 +73,7 @@ typedef struct shard_constraint {
  * are not sampled. */
 typedef struct shard_notch {
     double min[3], max[3];
-    shard_src_loc loc;       /* key "bodies[i].notches[k]" */
+    shard_src_loc loc; /* key "bodies[i].notches[k]" */
 } shard_notch;
 
 /* A surface load of a body: the particles whose rest position lies in the region each carry the force
@@ -81,9 +81,9 @@ typedef struct shard_notch {
  * layer thick along a face, that is the traction `stress` (Pa) on the face. */
 typedef struct shard_traction {
     shard_shape region;
-    double stress[3];        /* Pa */
-    double start, end;       /* s */
-    shard_src_loc loc;       /* key "bodies[i].tractions[k]" */
+    double stress[3];  /* Pa */
+    double start, end; /* s */
+    shard_src_loc loc; /* key "bodies[i].tractions[k]" */
 } shard_traction;
 
 /* A surface (a cloth's shape): a grid, or a mesh with a thickness (an open or closed triangle mesh whose
@@ -108,50 +108,51 @@ typedef struct shard_body_def {
     char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the matter table (matter.h);
                                 * the driver checks the name against its table and reports kind_loc */
     shard_src_loc kind_loc;
-    int material;            /* index into scene->materials */
+    int material; /* index into scene->materials */
     shard_shape shape;
-    double spacing;          /* lattice spacing, m, > 0 (a grid: its shorter cell edge, from its divisions) */
+    double spacing; /* lattice spacing, m, > 0 (a grid: its shorter cell edge, from its divisions) */
     shard_src_loc spacing_loc;
-    double thickness;        /* a surface (shape grid: cloth): thickness, m, > 0; 0 for lattice bodies */
+    double thickness; /* a surface (shape grid: cloth): thickness, m, > 0; 0 for lattice bodies */
     shard_src_loc thickness_loc;
-    double bending;          /* a surface: bending stiffness D, N m, >= 0, or -1 when not given (the plate's
-                              * E t^3 / (12 (1 - nu^2))) */
+    double bending; /* a surface: bending stiffness D, N m, >= 0, or -1 when not given (the plate's
+                     * E t^3 / (12 (1 - nu^2))) */
     shard_src_loc bending_loc;
-    double support;          /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
-    int sampling;            /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
-    int clamp;               /* how held regions meet a solid's free particles: SHARD_CLAMP_PARTICLES (default) or
-                              * SHARD_CLAMP_FACE (the wall rule, solid.h) */
-    shard_src_loc clamp_loc;  /* where `clamp` was given (line 0: not given) */
-    double velocity[3];      /* initial velocity, m/s */
+    double support;             /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
+    int sampling;               /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
+    int clamp;                  /* how held regions meet a solid's free particles: SHARD_CLAMP_PARTICLES (default) or
+                                 * SHARD_CLAMP_FACE (the wall rule, solid.h) */
+    shard_src_loc clamp_loc;    /* where `clamp` was given (line 0: not given) */
+    double velocity[3];         /* initial velocity, m/s */
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles (a rigid
                                  * body: about its centre of mass), rad/s */
-    int motion;              /* rigid bodies: SHARD_MOTION_DYNAMIC (default) or SHARD_MOTION_KINEMATIC */
+    int motion;                 /* rigid bodies: SHARD_MOTION_DYNAMIC (default) or SHARD_MOTION_KINEMATIC */
     shard_src_loc motion_loc;
     int n_constraints;
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
     int n_notches;
     shard_notch *notches;
     int n_tractions;
-    shard_traction *tractions;/* surface loads, in file order */    /* pre-cracks and notches: no bond crosses one, no particle lies inside one */
-    shard_src_loc loc;       /* key "bodies[i]" */
+    shard_traction *tractions; /* surface loads, in file order */ /* pre-cracks and notches: no bond crosses one, no
+                                                                     particle lies inside one */
+    shard_src_loc loc;                                            /* key "bodies[i]" */
 } shard_body_def;
 
 typedef struct shard_run_def {
-    double gravity[3];        /* m/s^2 (default 0 0 -9.81) */
-    double end_time;          /* s; > 0 when given */
-    long steps;               /* > 0 when given; exactly one of end_time / steps (steps wins if both: error) */
-    double dt;                /* s; 0 = auto (CFL) */
-    double dt_safety;         /* CFL safety factor in (0, 1] (default 0.4) */
-    long diagnostics_every;   /* steps between diagnostic lines, >= 0 (default 0: only at the end) */
+    double gravity[3];               /* m/s^2 (default 0 0 -9.81) */
+    double end_time;                 /* s; > 0 when given */
+    long steps;                      /* > 0 when given; exactly one of end_time / steps (steps wins if both: error) */
+    double dt;                       /* s; 0 = auto (CFL) */
+    double dt_safety;                /* CFL safety factor in (0, 1] (default 0.4) */
+    long diagnostics_every;          /* steps between diagnostic lines, >= 0 (default 0: only at the end) */
     char output_dir[SHARD_PATH_MAX]; /* default "shard-out" */
-    double skin;              /* contact Verlet skin in units of the smallest spacing, > 0 (default 0.5) */
-    double svd_threshold;     /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
-    long collision_passes;    /* cloth collisions: impulse passes before impact zones take over, >= 0 (default 8) */
+    double skin;                     /* contact Verlet skin in units of the smallest spacing, > 0 (default 0.5) */
+    double svd_threshold;  /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
+    long collision_passes; /* cloth collisions: impulse passes before impact zones take over, >= 0 (default 8) */
     shard_src_loc steps_loc, end_time_loc, dt_loc;
 } shard_run_def;
 
 typedef struct shard_output_def {
-    int enabled;              /* the scene has an `output` section */
+    int enabled; /* the scene has an `output` section */
     shard_interval interval;
     unsigned fields;          /* bit (1u << SHARD_OUT_*) per field (default: all) */
     char dir[SHARD_PATH_MAX]; /* "" = run.output_dir */
@@ -162,17 +163,17 @@ typedef struct shard_output_def {
  * relaxation, or nonlinear conjugate gradients on the potential energy (src/driver/relax.c). */
 enum { SHARD_RELAX_DYNAMIC = 0, SHARD_RELAX_CG = 1 };
 typedef struct shard_relax_def {
-    int enabled;              /* the scene has a `relax` section */
-    double tolerance;         /* stop when |unbalanced force| <= tolerance x its value at the start (default 1e-4) */
-    long max_steps;           /* give up (an error) after this many steps (default 100000) */
-    double dt_safety;         /* the relaxation's CFL safety factor (default 0.9) */
-    int method;               /* SHARD_RELAX_DYNAMIC (default) or SHARD_RELAX_CG */
+    int enabled;      /* the scene has a `relax` section */
+    double tolerance; /* stop when |unbalanced force| <= tolerance x its value at the start (default 1e-4) */
+    long max_steps;   /* give up (an error) after this many steps (default 100000) */
+    double dt_safety; /* the relaxation's CFL safety factor (default 0.9) */
+    int method;       /* SHARD_RELAX_DYNAMIC (default) or SHARD_RELAX_CG */
     shard_src_loc loc;
 } shard_relax_def;
 
 /* The fragment analysis (fracture.h), run at every output when some body can break. */
 typedef struct shard_fragments_def {
-    long fit_min;             /* smallest fragment (particles) in the power-law fit, >= 1 (default 3) */
+    long fit_min; /* smallest fragment (particles) in the power-law fit, >= 1 (default 3) */
     shard_src_loc loc;
 } shard_fragments_def;
 
@@ -183,33 +184,33 @@ typedef struct shard_fragments_def {
 enum { SHARD_BALANCE_RCB = 0, SHARD_BALANCE_HSFC = 1, SHARD_BALANCE_GRAPH = 2 };
 enum { SHARD_BALANCE_COST_TIME = 0, SHARD_BALANCE_COST_COUNTS = 1 };
 typedef struct shard_balance_def {
-    int enabled;              /* the scene has a `balance` section */
-    long every;               /* steps between checks, >= 1 (default 100) */
-    double threshold;         /* repartition when max / avg cost > threshold, >= 1 (default 1.1; 1: at every check) */
-    int method;               /* SHARD_BALANCE_RCB (default), _HSFC or _GRAPH */
-    int cost;                 /* SHARD_BALANCE_COST_TIME (default) or _COUNTS */
-    double ghost_growth;      /* also repartition when the most contact ghosts a rank holds pass this factor of
-                               * their number after the last partition, >= 1, 0 = never (default 2) */
+    int enabled;         /* the scene has a `balance` section */
+    long every;          /* steps between checks, >= 1 (default 100) */
+    double threshold;    /* repartition when max / avg cost > threshold, >= 1 (default 1.1; 1: at every check) */
+    int method;          /* SHARD_BALANCE_RCB (default), _HSFC or _GRAPH */
+    int cost;            /* SHARD_BALANCE_COST_TIME (default) or _COUNTS */
+    double ghost_growth; /* also repartition when the most contact ghosts a rank holds pass this factor of
+                          * their number after the last partition, >= 1, 0 = never (default 2) */
     shard_src_loc loc;
 } shard_balance_def;
 
 /* The rigid-body contact solver (the scene's `rigid` section; rigid.h). */
 typedef struct shard_rigid_def {
-    long iterations;          /* most projected Gauss-Seidel sweeps per step, >= 1 (default 300) */
-    double tolerance;         /* stop when no contact impulse changed by more than this fraction of the largest
-                               * one in an iteration, > 0 (default 1e-6) */
+    long iterations;              /* most projected Gauss-Seidel sweeps per step, >= 1 (default 300) */
+    double tolerance;             /* stop when no contact impulse changed by more than this fraction of the largest
+                                   * one in an iteration, > 0 (default 1e-6) */
     double restitution_threshold; /* m/s, >= 0: a contact approaching faster is a collision and bounces with its
-                               * restitution (default 0.05) */
-    double position_correction; /* fraction of a penetration removed per step (split impulse), in [0, 1]
-                               * (default 0.2) */
-    double slop;              /* penetration left alone, in units of the smaller particle spacing, >= 0 (default
-                               * 0.001) */
-    double margin;            /* contacts found this far apart (units of the smaller spacing) are speculative,
-                               * >= 0 (default 0.5) */
+                                   * restitution (default 0.05) */
+    double position_correction;   /* fraction of a penetration removed per step (split impulse), in [0, 1]
+                                   * (default 0.2) */
+    double slop;                  /* penetration left alone, in units of the smaller particle spacing, >= 0 (default
+                                   * 0.001) */
+    double margin;                /* contacts found this far apart (units of the smaller spacing) are speculative,
+                                   * >= 0 (default 0.5) */
 } shard_rigid_def;
 
 typedef struct shard_checkpoint_def {
-    int enabled;              /* the scene has a `checkpoint` section */
+    int enabled; /* the scene has a `checkpoint` section */
     shard_interval interval;
     long keep;                /* complete checkpoints kept, >= 1 (default 2) */
     char dir[SHARD_PATH_MAX]; /* "" = run.output_dir */
@@ -225,9 +226,9 @@ typedef struct shard_catalyst_def {
 } shard_catalyst_def;
 
 typedef struct shard_scene {
-    char path[SHARD_PATH_MAX];  /* the scene file as given (used in every message) */
-    char dir[SHARD_PATH_MAX];   /* its folder, for relative mesh paths */
-    char *text;                 /* the whole scene text (owned) */
+    char path[SHARD_PATH_MAX]; /* the scene file as given (used in every message) */
+    char dir[SHARD_PATH_MAX];  /* its folder, for relative mesh paths */
+    char *text;                /* the whole scene text (owned) */
     size_t text_len;
     shard_run_def run;
     int n_materials;

@@ -25,13 +25,13 @@ int shard_validate_particles(const shard_particles *p, int64_t n_total, int n_bo
 #ifdef SHARD_DEBUG
 #include <stdio.h>
 #include <stdlib.h>
-#define SHARD_VALIDATE(check_call_with_why)                                                                      \
-    do {                                                                                                         \
-        char why[256];                                                                                           \
-        if (check_call_with_why) {                                                                               \
-            fprintf(stderr, "shard: invariant broken: %s [%s:%d]\n", why, __FILE__, __LINE__);                 \
-            abort();                                                                                             \
-        }                                                                                                        \
+#define SHARD_VALIDATE(check_call_with_why)                                                                            \
+    do {                                                                                                               \
+        char why[256];                                                                                                 \
+        if (check_call_with_why) {                                                                                     \
+            fprintf(stderr, "shard: invariant broken: %s [%s:%d]\n", why, __FILE__, __LINE__);                         \
+            abort();                                                                                                   \
+        }                                                                                                              \
     } while (0)
 #else
 #define SHARD_VALIDATE(check_call_with_why) ((void)0)

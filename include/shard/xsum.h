@@ -25,8 +25,8 @@
  *
  * Limits: each add puts at most 2^32 - 1 into a limb, and a normalised limb lies in [-2^31, 2^31), so a limb
  * (int64) can take 2^31 adds between normalisations; `pending` counts them and shard_xsum_add (and _add_n)
- * normalises when it reaches SHARD_XSUM_PENDING_MAX, so callers never have to.  Merges add pending counts (plus one) and
- * normalise first where needed.  The reduction over ranks sums normalised limbs, exact for any rank count below
+ * normalises when it reaches SHARD_XSUM_PENDING_MAX, so callers never have to.  Merges add pending counts (plus one)
+ * and normalise first where needed.  The reduction over ranks sums normalised limbs, exact for any rank count below
  * 2^32.  The top limb (weight 2^1070) is a whole int64, so the exact sum may reach 2^1133 in magnitude: 2^109
  * terms of DBL_MAX, far more than any int64 count of terms; the NaN/inf counters are int64.
  */

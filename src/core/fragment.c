@@ -42,8 +42,7 @@ void shard_fragments_local(const shard_particles *p, const shard_csr *bonds, int
         label[i] = label[root[i]];
 }
 
-size_t shard_fragments_propagate(const shard_particles *p, const shard_csr *bonds, const int32_t *root,
-                                 int64_t *label)
+size_t shard_fragments_propagate(const shard_particles *p, const shard_csr *bonds, const int32_t *root, int64_t *label)
 {
     size_t n = p->n_owned, fell = 0;
     /* Every member holds its component's label, so the representative's entry is the component's: lower it

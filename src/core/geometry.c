@@ -173,8 +173,10 @@ double shard_obstacle_distance(const shard_obstacle_def *o, double t, const doub
         /* inside: the nearest face decides the normal */
         for (int k = 0; k < 3; k++) {
             double dl = lo[k] - p[k], dh = p[k] - hi[k]; /* both <= 0 */
-            if (dl > inside) inside = dl, face = -(k + 1);
-            if (dh > inside) inside = dh, face = k + 1;
+            if (dl > inside)
+                inside = dl, face = -(k + 1);
+            if (dh > inside)
+                inside = dh, face = k + 1;
         }
         n[0] = n[1] = n[2] = 0.0;
         n[abs(face) - 1] = face > 0 ? 1.0 : -1.0;

@@ -81,8 +81,19 @@ shard_massprops_status shard_massprops_cylinder(double rho, const double p0[3], 
 
 /* Integrals over the solid, in the order of the accumulators and with their factors (Eberly 2002):
  * 1 (1/6), x, y, z (1/24), x^2, y^2, z^2 (1/60), xy, yz, zx (1/120). */
-enum { SHARD_MP_VOL, SHARD_MP_X, SHARD_MP_Y, SHARD_MP_Z, SHARD_MP_XX, SHARD_MP_YY, SHARD_MP_ZZ, SHARD_MP_XY,
-       SHARD_MP_YZ, SHARD_MP_ZX, SHARD_MP_COUNT };
+enum {
+    SHARD_MP_VOL,
+    SHARD_MP_X,
+    SHARD_MP_Y,
+    SHARD_MP_Z,
+    SHARD_MP_XX,
+    SHARD_MP_YY,
+    SHARD_MP_ZZ,
+    SHARD_MP_XY,
+    SHARD_MP_YZ,
+    SHARD_MP_ZX,
+    SHARD_MP_COUNT
+};
 
 /* For one coordinate w over a triangle (w0, w1, w2): f1 = sum w_i, f2 = the complete homogeneous polynomial of
  * degree 2 in them, f3 of degree 3, and g_i = f2 + w_i (f1 + w_i) (the partial derivative of f3 by w_i).  By the
@@ -157,7 +168,7 @@ shard_massprops_status shard_massprops_mesh(double rho, const double *x, int64_t
         shard_xsum_add(&acc[SHARD_MP_YZ], d1 * (p[0][2] * sy.g[0] + p[1][2] * sy.g[1] + p[2][2] * sy.g[2]));
         shard_xsum_add(&acc[SHARD_MP_ZX], d2 * (p[0][0] * sz.g[0] + p[1][0] * sz.g[1] + p[2][0] * sz.g[2]));
     }
-    static const double factor[SHARD_MP_COUNT] = {1.0 / 6,  1.0 / 24, 1.0 / 24, 1.0 / 24,  1.0 / 60,
+    static const double factor[SHARD_MP_COUNT] = {1.0 / 6,  1.0 / 24, 1.0 / 24,  1.0 / 24,  1.0 / 60,
                                                   1.0 / 60, 1.0 / 60, 1.0 / 120, 1.0 / 120, 1.0 / 120};
     double in[SHARD_MP_COUNT];
     for (int k = 0; k < SHARD_MP_COUNT; k++)
@@ -266,8 +277,7 @@ static void shard_massprops_plane_axis(const double e[3], double u[3])
         u[i] /= n;
 }
 
-shard_massprops_status shard_massprops_principal(const double inertia[9], double moments[3], double R[9],
-                                                 double q[4])
+shard_massprops_status shard_massprops_principal(const double inertia[9], double moments[3], double R[9], double q[4])
 {
     double a[9], v[9];
     for (int i = 0; i < 3; i++)

@@ -17,10 +17,12 @@ double shard_mesh_volume(const shard_mesh *mesh)
 {
     double v = 0.0;
     for (size_t t = 0; t < mesh->n_triangles; t++) {
-        const double *a = mesh->vertices + 3 * mesh->triangles[3 * t], *b = mesh->vertices + 3 * mesh->triangles[3 * t + 1],
+        const double *a = mesh->vertices + 3 * mesh->triangles[3 * t],
+                     *b = mesh->vertices + 3 * mesh->triangles[3 * t + 1],
                      *c = mesh->vertices + 3 * mesh->triangles[3 * t + 2];
         /* a . (b x c) / 6: the tetrahedron with the origin */
-        v += a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) + a[2] * (b[0] * c[1] - b[1] * c[0]);
+        v += a[0] * (b[1] * c[2] - b[2] * c[1]) + a[1] * (b[2] * c[0] - b[0] * c[2]) +
+             a[2] * (b[0] * c[1] - b[1] * c[0]);
     }
     return v / 6.0;
 }
@@ -48,8 +50,8 @@ void shard_mesh_bounds(const shard_mesh *mesh, double min[3], double max[3])
 
 /* The point of triangle (a, b, c) nearest p, by the triangle's Voronoi regions (vertices, edges, face: Ericson
  * 2005, §5.1.5). */
-static void shard_mesh_closest_on_triangle(const double p[3], const double a[3], const double b[3],
-                                           const double c[3], double q[3])
+static void shard_mesh_closest_on_triangle(const double p[3], const double a[3], const double b[3], const double c[3],
+                                           double q[3])
 {
     double ab[3], ac[3], ap[3], bp[3], cp[3];
     for (int k = 0; k < 3; k++)
@@ -86,7 +88,8 @@ double shard_mesh_surface(const shard_mesh *mesh, const double p[3], double n[3]
     double best = INFINITY;
     n[0] = n[1] = n[2] = 0.0;
     for (size_t i = 0; i < mesh->n_triangles; i++) {
-        const double *a = mesh->vertices + 3 * mesh->triangles[3 * i], *b = mesh->vertices + 3 * mesh->triangles[3 * i + 1],
+        const double *a = mesh->vertices + 3 * mesh->triangles[3 * i],
+                     *b = mesh->vertices + 3 * mesh->triangles[3 * i + 1],
                      *c = mesh->vertices + 3 * mesh->triangles[3 * i + 2];
         double q[3];
         shard_mesh_closest_on_triangle(p, a, b, c, q);

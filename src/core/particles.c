@@ -8,7 +8,7 @@
 
 /* The registry (particles.h) at run time, generated from the same table that declares the members. */
 const shard_field_desc shard_particle_fields[] = {
-#define SHARD_DESC_(m, type, k, fl, nm)                                                                          \
+#define SHARD_DESC_(m, type, k, fl, nm)                                                                                \
     {#m, nm, SHARD_FIELD_TYPE_OF(type), sizeof(type), (k), (fl), offsetof(shard_particles, m)},
     SHARD_PARTICLE_FIELDS(SHARD_DESC_)
 #undef SHARD_DESC_

@@ -19,9 +19,18 @@
 #define SHARD_SORTED_LESS(x, k) ((x) < (k))
 #define SHARD_SORTED_LEQ(x, k) ((x) <= (k))
 
-size_t shard_sorted_lower_i64(const int64_t *a, size_t n, int64_t key) { SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LESS); }
-size_t shard_sorted_upper_i64(const int64_t *a, size_t n, int64_t key) { SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LEQ); }
-size_t shard_sorted_lower_i32(const int32_t *a, size_t n, int32_t key) { SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LESS); }
+size_t shard_sorted_lower_i64(const int64_t *a, size_t n, int64_t key)
+{
+    SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LESS);
+}
+size_t shard_sorted_upper_i64(const int64_t *a, size_t n, int64_t key)
+{
+    SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LEQ);
+}
+size_t shard_sorted_lower_i32(const int32_t *a, size_t n, int32_t key)
+{
+    SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LESS);
+}
 size_t shard_sorted_lower_int(const int *a, size_t n, int key) { SHARD_SORTED_BOUND(a, n, key, SHARD_SORTED_LESS); }
 
 size_t shard_sorted_lower_i64_at(const void *base, size_t n, size_t stride, size_t offset, int64_t key)

@@ -31,8 +31,8 @@ int shard_validate_csr(const shard_csr *c, size_t rows, size_t cols, const int64
     for (size_t i = 0; i < rows; i++) {
         int64_t s = c->start[i], e = c->start[i + 1];
         if (e < s)
-            return shard_validate_fail(why, len, "CSR row %zu ends (%" PRId64 ") before it starts (%" PRId64 ")", i,
-                                       e, s);
+            return shard_validate_fail(why, len, "CSR row %zu ends (%" PRId64 ") before it starts (%" PRId64 ")", i, e,
+                                       s);
         for (int64_t k = s; k < e; k++) {
             int32_t j = c->idx[k];
             if (j < 0 || (size_t)j >= cols)
@@ -40,8 +40,9 @@ int shard_validate_csr(const shard_csr *c, size_t rows, size_t cols, const int64
             if (!self_ok && (size_t)j == i)
                 return shard_validate_fail(why, len, "CSR row %zu lists itself", i);
             if (gid && k > s && !(gid[c->idx[k - 1]] < gid[j]))
-                return shard_validate_fail(why, len, "CSR row %zu: partners not in increasing global id (%" PRId64
-                                           " then %" PRId64 ")", i, gid[c->idx[k - 1]], gid[j]);
+                return shard_validate_fail(
+                    why, len, "CSR row %zu: partners not in increasing global id (%" PRId64 " then %" PRId64 ")", i,
+                    gid[c->idx[k - 1]], gid[j]);
         }
     }
     if ((size_t)c->start[rows] > c->cap)
@@ -60,8 +61,8 @@ int shard_validate_particles(const shard_particles *p, int64_t n_total, int n_bo
             return shard_validate_fail(why, len, "particle %zu: global id %" PRId64 " out of [0, %" PRId64 ")", i,
                                        p->gid[i], n_total);
         if (p->body[i] < 0 || p->body[i] >= n_bodies)
-            return shard_validate_fail(why, len, "particle %zu (id %" PRId64 "): body %d out of [0, %d)", i,
-                                       p->gid[i], (int)p->body[i], n_bodies);
+            return shard_validate_fail(why, len, "particle %zu (id %" PRId64 "): body %d out of [0, %d)", i, p->gid[i],
+                                       (int)p->body[i], n_bodies);
         for (int k = 0; k < 3; k++)
             if (!isfinite(p->x[3 * i + k]))
                 return shard_validate_fail(why, len, "particle %zu (id %" PRId64 "): position not finite", i,

@@ -134,8 +134,8 @@ void shard_sim_migrate(shard_sim *s, const int32_t *dest, shard_migrate_stats *s
     shard_pairlist lists[SHARD_CHECKPOINT_MAX_LISTS];
     for (int q = 0; q < s->n_mem; q++)
         lists[q] = s->mem_term[q]->memory[s->mem_term[q]->cur];
-    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
-                                   .n_lists = s->n_mem};
+    shard_partition_kinds kinds = {
+        .n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo, .n_lists = s->n_mem};
     shard_migrate(s->comm, &kinds, dest, &s->p, blocks, &s->bonds, &s->bond_broken, halos, lists, st);
     for (int q = 0; q < s->n_mem; q++)
         s->mem_term[q]->memory[s->mem_term[q]->cur] = lists[q];
@@ -283,8 +283,8 @@ int shard_sim_decomposition_csv(shard_sim *s, shard_error *err)
     char line[512];
     snprintf(line, sizeof line, "%ld,%.9g,%d,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.0f,%.1f,%.4f,%lld,%ld,%lld\n", s->step,
              shard_sim_now(s), shard_comm_size(s->comm), max[OWN], sum[OWN] / np, max[BOND], sum[BOND] / np,
-             max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut,
-             s->bal.runs, (long long)s->bal.moved);
+             max[CONTACT], sum[CONTACT] / np, max[BYTES], sum[BYTES] / np, imb, (long long)s->edge_cut, s->bal.runs,
+             (long long)s->bal.moved);
     return shard_output_csv(s->io.out, s->comm, "decomposition.csv",
                             "step,time,ranks,owned_max,owned_avg,bond_ghosts_max,bond_ghosts_avg,contact_ghosts_max,"
                             "contact_ghosts_avg,bytes_per_step_max,bytes_per_step_avg,cost_imbalance,edge_cut,"

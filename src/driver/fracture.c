@@ -387,12 +387,11 @@ int shard_sim_fragment_globals(shard_sim *s, shard_sim_insitu_frag *v, shard_ins
     v->largest_fraction = st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0;
     v->tau = st->tau, v->tau_error = st->tau_error, v->n_fit = (double)st->n_fit;
     const shard_insitu_global list[SHARD_SIM_INSITU_FRAG_GLOBALS] = {
-        {"fragment_bin_min", nb, v->bin_min},   {"fragment_bin_max", nb, v->bin_max},
-        {"fragment_bin_count", nb, v->count},   {"fragment_bin_mass", nb, v->mass},
-        {"fragment_cumulative", nb, v->cumulative},
-        {"n_fragments", 1, &v->n_fragments},    {"largest_fraction", 1, &v->largest_fraction},
-        {"fragment_tau", 1, &v->tau},           {"fragment_tau_error", 1, &v->tau_error},
-        {"fragment_n_fit", 1, &v->n_fit},
+        {"fragment_bin_min", nb, v->bin_min},          {"fragment_bin_max", nb, v->bin_max},
+        {"fragment_bin_count", nb, v->count},          {"fragment_bin_mass", nb, v->mass},
+        {"fragment_cumulative", nb, v->cumulative},    {"n_fragments", 1, &v->n_fragments},
+        {"largest_fraction", 1, &v->largest_fraction}, {"fragment_tau", 1, &v->tau},
+        {"fragment_tau_error", 1, &v->tau_error},      {"fragment_n_fit", 1, &v->n_fit},
     };
     memcpy(g, list, sizeof list);
     return SHARD_SIM_INSITU_FRAG_GLOBALS;
@@ -426,14 +425,20 @@ int shard_sim_fragment_tables_make(shard_sim *s, shard_sim_fragment_tables *ft, 
     }
     int64_t broken = shard_sim_broken_bonds(s);
     shard_output_attr a[10] = {
-        {"n_fragments", 1, st->n_fragments, 0}, {"total_mass", 0, 0, st->total_mass},
-        {"largest_mass", 0, 0, st->largest_mass}, {"largest_label", 1, st->largest_label, 0},
-        {"tau", 0, 0, st->tau}, {"tau_error", 0, 0, st->tau_error}, {"n_fit", 1, st->n_fit, 0},
-        {"fit_min_mass", 0, 0, st->fit_min_mass}, {"m0", 0, 0, st->m0}, {"broken_bonds", 1, broken, 0},
+        {"n_fragments", 1, st->n_fragments, 0},
+        {"total_mass", 0, 0, st->total_mass},
+        {"largest_mass", 0, 0, st->largest_mass},
+        {"largest_label", 1, st->largest_label, 0},
+        {"tau", 0, 0, st->tau},
+        {"tau_error", 0, 0, st->tau_error},
+        {"n_fit", 1, st->n_fit, 0},
+        {"fit_min_mass", 0, 0, st->fit_min_mass},
+        {"m0", 0, 0, st->m0},
+        {"broken_bonds", 1, broken, 0},
     };
     memcpy(ft->attrs, a, sizeof a);
-    tables[0] = (shard_output_table){.group = "fragments", .n_rows = n, .n_cols = nc, .cols = ft->cols, .n_attrs = 10,
-                                     .attrs = ft->attrs};
+    tables[0] = (shard_output_table){
+        .group = "fragments", .n_rows = n, .n_cols = nc, .cols = ft->cols, .n_attrs = 10, .attrs = ft->attrs};
     /* the histogram: every rank has it; rank 0 writes it */
     size_t nb = shard_comm_rank(s->comm) == 0 ? (size_t)st->n_bins : 0;
     double *lo = shard_malloc((nb + 1) * sizeof *lo), *hi = shard_malloc((nb + 1) * sizeof *hi);
@@ -465,12 +470,13 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
     int rank0 = shard_comm_rank(s->comm) == 0;
     double t = shard_sim_now(s);
     char line[512];
-    snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t,
-             (long long)st->n_fragments, st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0,
-             st->largest_mass, st->tau, st->tau_error, (long long)st->n_fit, (long long)ft->attrs[9].i);
+    snprintf(line, sizeof line, "%ld,%.9g,%lld,%.9g,%.9g,%.6g,%.6g,%lld,%lld\n", s->step, t, (long long)st->n_fragments,
+             st->total_mass > 0.0 ? st->largest_mass / st->total_mass : 0.0, st->largest_mass, st->tau, st->tau_error,
+             (long long)st->n_fit, (long long)ft->attrs[9].i);
     int rc = shard_output_csv(s->io.out, s->comm, "fragments.csv",
                               "step,time,n_fragments,largest_fraction,largest_mass,tau,tau_error,n_fit,"
-                              "broken_bonds\n", line, err);
+                              "broken_bonds\n",
+                              line, err);
     if (rc)
         return rc;
     char *rows = shard_malloc((size_t)SHARD_FRAGMENT_BINS * 200 + 1);
@@ -481,8 +487,8 @@ int shard_sim_fragment_csv(shard_sim *s, const shard_sim_fragment_tables *ft, sh
         const double *cum = ft->hcols[4].data;
         const int64_t *count = ft->hcols[2].data;
         for (int k = 0; k < st->n_bins; k++)
-            used += (size_t)snprintf(rows + used, 200, "%ld,%.9g,%.9g,%.9g,%lld,%.9g,%.9g\n", s->step, t, lo[k],
-                                     hi[k], (long long)count[k], mass[k], cum[k]);
+            used += (size_t)snprintf(rows + used, 200, "%ld,%.9g,%.9g,%.9g,%lld,%.9g,%.9g\n", s->step, t, lo[k], hi[k],
+                                     (long long)count[k], mass[k], cum[k]);
     }
     rc = shard_output_csv(s->io.out, s->comm, "fragments_histogram.csv",
                           "step,time,bin_min,bin_max,count,mass,cumulative\n", rows, err);

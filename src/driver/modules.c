@@ -43,11 +43,13 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
         if (mat->fracture.criterion != SHARD_FRACTURE_NONE && (!bonds || !m->break_bonds))
             return shard_error_at(err, sc->path, &mat->fracture.loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds to break: a material "
-                                  "with a fracture rule needs a kind with bonds (solid)", bd->name, m->kind);
+                                  "with a fracture rule needs a kind with bonds (solid)",
+                                  bd->name, m->kind);
         if (bd->motion_loc.line > 0 && !(m->flags & SHARD_MATTER_SLAVED))
             return shard_error_at(err, sc->path, &bd->motion_loc,
                                   "body '%s' is of kind '%s': `motion` is for bodies that move as wholes (kind: "
-                                  "rigid)", bd->name, m->kind);
+                                  "rigid)",
+                                  bd->name, m->kind);
         int surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
         if (SHARD_BODY_IS_SURFACE(bd) != surface)
             return shard_error_at(err, sc->path, &bd->shape.loc,
@@ -87,22 +89,23 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
         if (t->modules[s->body_module[b]]->flags & SHARD_MATTER_SLAVED)
             return shard_error_at(err, sc->path, &sc->relax.loc,
                                   "body '%s' is of kind '%s', which the relax stage cannot move: relax a scene "
-                                  "of deformable bodies only", sc->bodies[b].name, sc->bodies[b].kind);
+                                  "of deformable bodies only",
+                                  sc->bodies[b].name, sc->bodies[b].kind);
     return 0;
 }
 
 shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m)
 {
-    return (shard_matter_ctx){.ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies,
-                              .state = s->mod[m].state};
+    return (shard_matter_ctx){
+        .ph = &s->phys, .block = &s->mod[m].block, .bodies = s->mod[m].bodies, .state = s->mod[m].state};
 }
 
 shard_halo_field shard_sim_block_field(shard_sim_module *md, int row)
 {
     shard_block *b = &md->block;
     const shard_field_desc *d = &b->rows[row];
-    return (shard_halo_field){.data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first,
-                              .recv_at = b->n_owned};
+    return (shard_halo_field){
+        .data = shard_field_array(b, d), .ncomp = d->ncomp, .send_base = b->first, .recv_at = b->n_owned};
 }
 
 /* The merged force table: every module's terms and the common ones, by order (ties keep table order: module
@@ -148,8 +151,10 @@ static void shard_sim_merge_terms(shard_sim *s, const shard_sim_tables *t)
         shard_pairlist_init(&tm->memory[1], tm->def->memory_width);
     }
     if (last_two_pass > first_one_pass)
-        shard_fatal(SHARD_EXIT_INTERNAL, "force term '%s' has two passes but comes after the one-pass term '%s' in "
-                    "the force order", s->term[last_two_pass].def->name, s->term[first_one_pass].def->name);
+        shard_fatal(SHARD_EXIT_INTERNAL,
+                    "force term '%s' has two passes but comes after the one-pass term '%s' in "
+                    "the force order",
+                    s->term[last_two_pass].def->name, s->term[first_one_pass].def->name);
 }
 
 /* Per-body state of the modules (their own bodies) and of the common terms (every body). */
@@ -158,8 +163,7 @@ static int shard_sim_body_state(shard_sim *s, shard_error *err)
     const shard_scene *sc = &s->scene;
     for (int b = 0; b < sc->n_bodies; b++) {
         shard_sim_module *md = shard_sim_module_of(s, b);
-        if (md->def->body_init &&
-            md->def->body_init(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b, err))
+        if (md->def->body_init && md->def->body_init(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b, err))
             return err->code;
     }
     for (int k = 0; k < s->n_terms; k++) {
@@ -264,10 +268,14 @@ int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *e
     if (sc->run.steps > 0) {
         s->total_steps = sc->run.steps;
         if (sc->run.steps > SHARD_MAX_STEPS)
-            return ov->steps > 0 ? shard_error_set(err, SHARD_EXIT_USAGE, "--steps: %ld steps, more than the %lld a "
-                                                   "run may take", sc->run.steps, (long long)SHARD_MAX_STEPS)
-                                 : shard_error_at(err, sc->path, &sc->run.steps_loc, "%ld steps, more than the %lld a "
-                                                  "run may take", sc->run.steps, (long long)SHARD_MAX_STEPS);
+            return ov->steps > 0 ? shard_error_set(err, SHARD_EXIT_USAGE,
+                                                   "--steps: %ld steps, more than the %lld a "
+                                                   "run may take",
+                                                   sc->run.steps, (long long)SHARD_MAX_STEPS)
+                                 : shard_error_at(err, sc->path, &sc->run.steps_loc,
+                                                  "%ld steps, more than the %lld a "
+                                                  "run may take",
+                                                  sc->run.steps, (long long)SHARD_MAX_STEPS);
         return 0;
     }
     double n = sc->run.end_time / s->dt;
@@ -282,8 +290,10 @@ int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *e
         if (opt)
             return shard_error_set(err, SHARD_EXIT_USAGE, "%s: %s is %.3g steps, more than the %lld a run may take",
                                    opt, why, n, (long long)SHARD_MAX_STEPS);
-        return shard_error_at(err, sc->path, &sc->run.end_time_loc, "%s is %.3g steps, more than the %lld a run "
-                              "may take", why, n, (long long)SHARD_MAX_STEPS);
+        return shard_error_at(err, sc->path, &sc->run.end_time_loc,
+                              "%s is %.3g steps, more than the %lld a run "
+                              "may take",
+                              why, n, (long long)SHARD_MAX_STEPS);
     }
     if (n < 1.0 - 1e-9) {
         if (opt)
@@ -299,8 +309,10 @@ static void shard_sim_add_ghost_row(shard_sim *s, const char *name)
 {
     const shard_field_desc *row = shard_particles_row(name);
     if (!row || row->type != SHARD_TYPE_F64)
-        shard_fatal(SHARD_EXIT_INTERNAL, "a force term reads the row '%s' at ghosts, which the particle store has not "
-                    "(as doubles)", name);
+        shard_fatal(SHARD_EXIT_INTERNAL,
+                    "a force term reads the row '%s' at ghosts, which the particle store has not "
+                    "(as doubles)",
+                    name);
     for (int k = 0; k < s->n_ghost_rows; k++)
         if (s->ghost_rows[k] == row)
             return;
@@ -344,9 +356,9 @@ void shard_sim_contact_range(shard_sim *s)
     for (int b = 0; b < sc->n_bodies; b++) {
         const shard_sim_module *md = shard_sim_module_of(s, b);
         if (md->def->contact_reach)
-            s->cutoff = fmax(s->cutoff, md->def->contact_reach(sc, b, (char *)md->bodies + md->def->body_bytes *
-                                                                                               (size_t)b) +
-                                            2.0 * s->skin);
+            s->cutoff =
+                fmax(s->cutoff, md->def->contact_reach(sc, b, (char *)md->bodies + md->def->body_bytes * (size_t)b) +
+                                    2.0 * s->skin);
     }
     /* The domain a run can hold: 2^40 spacings either way keeps every cell list far below SHARD_DOMAIN_CELLS. */
     s->domain = shard_sample_domain(sc);

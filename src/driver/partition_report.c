@@ -152,8 +152,7 @@ int shard_partition_report(shard_comm *c, const shard_partition_opts *o, shard_e
             shard_csr bonds = {0};
             uint8_t *broken = NULL;
             int32_t *ghost_owner = NULL;
-            shard_partition_share_store(c, &share, NULL, NULL, &kinds, &p, blocks, &bonds, &broken, NULL,
-                                        &ghost_owner);
+            shard_partition_share_store(c, &share, NULL, NULL, &kinds, &p, blocks, &bonds, &broken, NULL, &ghost_owner);
             shard_share_free(&share);
             double t0 = shard_wtime();
             int32_t *part = shard_malloc((p.n_owned + 1) * sizeof *part);

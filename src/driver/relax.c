@@ -26,8 +26,8 @@
  * relax.dt_safety x the smaller of 2 / omega_max (times sqrt(1 + z^2) - z, z = beta omega_max / 2, for the
  * largest stiffness-proportional damping time beta of the materials) and the common force terms' limits
  * (contact springs that are not yet closed at the start, mass damping), so a contact that closes later is
- * still resolved.  A given run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and the dynamic run
- * starts from the relaxed positions at rest.
+ * still resolved.  A given run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and
+ * the dynamic run starts from the relaxed positions at rest.
  */
 #include "sim_impl.h"
 
@@ -91,8 +91,9 @@ static double shard_sim_relax_lambda_max(shard_sim *s)
     double spacing = shard_sim_relax_spacing(s);
     for (size_t i = 0; i < p->n_owned; i++)
         for (int c = 0; c < 3; c++)
-            z[3 * i + c] = (p->flags[i] & SHARD_PF_PRESCRIBED) ? 0.0
-                           : (shard_hash_mix(3 * (uint64_t)p->gid[i] + (uint64_t)c) >> 63) ? 1.0 : -1.0;
+            z[3 * i + c] = (p->flags[i] & SHARD_PF_PRESCRIBED)                             ? 0.0
+                           : (shard_hash_mix(3 * (uint64_t)p->gid[i] + (uint64_t)c) >> 63) ? 1.0
+                                                                                           : -1.0;
     int elastic_saved = s->phys.elastic;
     double lambda = 0.0;
     s->phys.elastic = 1; /* no plastic flow while probing */
@@ -167,8 +168,7 @@ static long shard_sim_relax_dynamic(shard_sim *s, const double *x0, int quiet, d
         for (int b = 0; b < s->scene.n_bodies; b++)
             beta = fmax(beta, s->scene.materials[s->scene.bodies[b].material].damping);
         double z = 0.5 * beta * w;
-        double limit = lambda > 0.0 ? fmin(2.0 / w * (sqrt(1.0 + z * z) - z), common)
-                                    : s->dt / s->scene.run.dt_safety;
+        double limit = lambda > 0.0 ? fmin(2.0 / w * (sqrt(1.0 + z * z) - z), common) : s->dt / s->scene.run.dt_safety;
         dt = rd->dt_safety * limit;
     }
     if (rank == 0 && !quiet)
@@ -235,8 +235,8 @@ static long shard_sim_relax_dynamic(shard_sim *s, const double *x0, int quiet, d
 
 /* Exact sums over the free owned components q of the products m^mass[k] a[k][q] b[k][q] (k < n, m the
  * particle's mass, mass[k] = 0, 1 or 2) into out[k]; a NULL a[k] counts the components. Collective. */
-static void shard_sim_relax_dots(shard_sim *s, int n, const double *const *a, const double *const *b,
-                                 const int *mass, double *out)
+static void shard_sim_relax_dots(shard_sim *s, int n, const double *const *a, const double *const *b, const int *mass,
+                                 double *out)
 {
     const shard_particles *p = &s->p;
     shard_xsum acc[8];

@@ -11,10 +11,10 @@
 #include <string.h>
 
 /* The scene's balance.method and balance.cost names, by SHARD_BALANCE_* (scene.h). */
-static const char *const shard_sim_balance_method[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
-                                                        [SHARD_BALANCE_GRAPH] = "graph"};
-static const char *const shard_sim_balance_cost[] = {[SHARD_BALANCE_COST_TIME] = "time",
-                                                      [SHARD_BALANCE_COST_COUNTS] = "counts"};
+static const char *const shard_sim_balance_method[] = {
+    [SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc", [SHARD_BALANCE_GRAPH] = "graph"};
+static const char *const shard_sim_balance_cost[] = {
+    [SHARD_BALANCE_COST_TIME] = "time", [SHARD_BALANCE_COST_COUNTS] = "counts"};
 
 /* Per body: mass, centre of mass (3), mean velocity (3), bounding box (6).  Collective; the sums are exact. */
 enum { SHARD_BODY_STATS = 13 };
@@ -64,9 +64,8 @@ static void shard_sim_print_bodies(const shard_sim *s, const double *st)
            "extent (m)");
     for (int b = 0; b < s->scene.n_bodies; b++) {
         const double *o = st + SHARD_BODY_STATS * b;
-        printf("  %-16s %10.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g\n",
-               s->scene.bodies[b].name, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[10] - o[7], o[11] - o[8],
-               o[12] - o[9]);
+        printf("  %-16s %10.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g   %9.4g %9.4g %9.4g\n", s->scene.bodies[b].name,
+               o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[10] - o[7], o[11] - o[8], o[12] - o[9]);
     }
 }
 
@@ -173,8 +172,7 @@ static void shard_sim_report_ranks(const shard_sim *s, double (*st)[4], int size
            "particle(s) moved, %.0f bytes sent; peak memory after start-up per rank: min %.1f MiB, avg %.1f MiB, "
            "max %.1f MiB (rank %d)\n",
            s->restarted_at >= 0 ? "read" : "sampled", size, st[SU0][2], st[SU1][2], (long long)s->startup_moved,
-           st[SUB][1] * size, st[SUM][0] / 1048576.0, st[SUM][1] / 1048576.0, st[SUM][2] / 1048576.0,
-           (int)st[SUM][3]);
+           st[SUB][1] * size, st[SUM][0] / 1048576.0, st[SUM][1] / 1048576.0, st[SUM][2] / 1048576.0, (int)st[SUM][3]);
     printf("Owned per rank: min %.0f avg %.1f max %.0f (imbalance %.3f); ghosts per rank: min %.0f avg %.1f max %.0f\n",
            st[OWN][0], st[OWN][1], st[OWN][2], st[OWN][1] > 0 ? st[OWN][2] / st[OWN][1] : 0.0, st[GH][0], st[GH][1],
            st[GH][2]);
@@ -202,8 +200,8 @@ static void shard_sim_report_balance(const shard_sim *s, double (*st)[4])
            "migration(s) (%ld for ghost growth), %lld particle(s) moved; cost imbalance at the first check "
            "%.3f, largest %.3f",
            shard_sim_balance_method[bd->method], shard_sim_balance_cost[bd->cost], bd->every, bd->threshold,
-           bd->ghost_growth, s->bal.checks, s->bal.runs, s->bal.ghost_triggers,
-           (long long)s->bal.moved, s->bal.imb_first, s->bal.imb_max);
+           bd->ghost_growth, s->bal.checks, s->bal.runs, s->bal.ghost_triggers, (long long)s->bal.moved,
+           s->bal.imb_first, s->bal.imb_max);
     if (s->bal.runs > 0)
         printf(", last migration %.3f -> %.3f", s->bal.imb_last_before, s->bal.imb_last_after);
     printf("; %.4g s on the slowest rank\n", st[s->timer.n + SHARD_REPORT_BALANCE_SECONDS][2]);
@@ -236,15 +234,17 @@ static void shard_sim_report_final(const shard_sim *s, const shard_diag *d, doub
         return;
     const shard_fragment_stats *fs = &s->frag.stats;
     printf("Fracture: %lld of %lld bonds (particle pairs) broken (%.3g %%); %lld fragment(s), the largest "
-           "%.6g of the mass (label %lld)", (long long)d->broken_bonds, (long long)(s->n_bonds_global / 2),
+           "%.6g of the mass (label %lld)",
+           (long long)d->broken_bonds, (long long)(s->n_bonds_global / 2),
            s->n_bonds_global > 0 ? 200.0 * (double)d->broken_bonds / (double)s->n_bonds_global : 0.0,
            (long long)fs->n_fragments, fs->total_mass > 0.0 ? fs->largest_mass / fs->total_mass : 0.0,
            (long long)fs->largest_label);
     if (isfinite(fs->tau))
-        printf(", tau %.4f +- %.4f (%lld fragments of >= %ld particles)", fs->tau, fs->tau_error,
-               (long long)fs->n_fit, s->scene.fragments.fit_min);
+        printf(", tau %.4f +- %.4f (%lld fragments of >= %ld particles)", fs->tau, fs->tau_error, (long long)fs->n_fit,
+               s->scene.fragments.fit_min);
     printf("\nFragment analysis: %ld run(s), %.4g s in all on the slowest rank (in the I/O row at output "
-           "steps)\n", s->frag.runs, frag_max);
+           "steps)\n",
+           s->frag.runs, frag_max);
 }
 
 /* The modules' lines (before the per-body table: they may hold this rank's own figures, which the table and the
@@ -336,10 +336,10 @@ void shard_sim_summary(shard_sim *s)
     for (int o = 0; o < sc->n_obstacles; o++)
         printf("  %-16s %s, friction %g\n", sc->obstacles[o].name, obstacle_names[sc->obstacles[o].kind],
                sc->obstacles[o].friction);
-    printf("Particles: %lld, bonds: %lld (%.2f per particle)\n", (long long)s->n_global,
-           (long long)s->n_bonds_global, (double)s->n_bonds_global / (double)s->n_global);
-    printf("Time step: %.6g s (%s limit, safety %g), %ld steps to t = %.6g s\n", s->dt, s->dt_limit,
-           sc->run.dt_safety, s->total_steps, (double)s->total_steps * s->dt);
+    printf("Particles: %lld, bonds: %lld (%.2f per particle)\n", (long long)s->n_global, (long long)s->n_bonds_global,
+           (double)s->n_bonds_global / (double)s->n_global);
+    printf("Time step: %.6g s (%s limit, safety %g), %ld steps to t = %.6g s\n", s->dt, s->dt_limit, sc->run.dt_safety,
+           s->total_steps, (double)s->total_steps * s->dt);
     printf("Output directory: %s\n", sc->run.output_dir);
     if (sc->output.enabled) {
         printf("Output: %s/particles_<step>.h5 and particles.xmf, every ",

@@ -322,8 +322,8 @@ static void shard_sim_insitu(shard_sim *s)
     shard_sim_insitu_frag frag;
     shard_insitu_global globals[SHARD_SIM_INSITU_FRAG_GLOBALS];
     int n_globals = shard_sim_fragment_globals(s, &frag, globals);
-    shard_insitu_fields f = {.n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols,
-                             .n_globals = n_globals, .globals = globals};
+    shard_insitu_fields f = {
+        .n = s->p.n_owned, .position = s->p.x, .n_cols = n, .cols = cols, .n_globals = n_globals, .globals = globals};
     shard_sim_frame_table fr;
     shard_output_table tb;
     if (shard_sim_frames_make(s, &fr, &tb)) {
@@ -358,8 +358,8 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     int64_t *tri;
     shard_column tri_col;
     n_tables += shard_sim_cells_make(s, &tri, &tri_col, &tables[n_tables]);
-    int rc = shard_output_write(s->io.out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables,
-                                tables, err);
+    int rc = shard_output_write(s->io.out, s->comm, s->step, shard_sim_time(s), s->p.n_owned, m, cols, n_tables, tables,
+                                err);
     if (!rc && s->frac.on)
         rc = shard_sim_fragment_csv(s, &ft, err);
     if (!rc)
@@ -408,10 +408,20 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
             s->mod[m].def->state_save(&mc, blob[m]);
         }
     shard_checkpoint_state st = {
-        .p = &s->p, .n_sections = n_sec, .sections = sec, .n_lists = n_lists, .lists = lists,
-        .bonds = &s->bonds, .broken = s->bond_broken,
-        .step = s->step, .dt = s->dt, .contacts = contacts, .state_hash = shard_sim_hash(s),
-        .scene_path = s->scene.path, .scene_text = s->scene.text, .scene_len = s->scene.text_len,
+        .p = &s->p,
+        .n_sections = n_sec,
+        .sections = sec,
+        .n_lists = n_lists,
+        .lists = lists,
+        .bonds = &s->bonds,
+        .broken = s->bond_broken,
+        .step = s->step,
+        .dt = s->dt,
+        .contacts = contacts,
+        .state_hash = shard_sim_hash(s),
+        .scene_path = s->scene.path,
+        .scene_text = s->scene.text,
+        .scene_len = s->scene.text_len,
     };
     int rc = shard_checkpoint_write(s->io.ckpt, s->comm, &st, err);
     for (int m = 0; m < n_sec; m++)
@@ -427,8 +437,9 @@ static void shard_sim_io_setup(shard_sim *s)
         return;
 #ifndef SHARD_HAVE_HDF5
     if (shard_comm_rank(s->comm) == 0) {
-        fprintf(stderr, "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
-                        "and checkpoints are disabled\n",
+        fprintf(stderr,
+                "shard: warning: %s asks for %s, but this shard was built without parallel HDF5: output "
+                "and checkpoints are disabled\n",
                 sc->path, sc->output.enabled ? "output" : "checkpoints");
         fflush(stderr);
     }
@@ -436,13 +447,13 @@ static void shard_sim_io_setup(shard_sim *s)
 #else
     if (sc->output.enabled) {
         s->io.out = shard_output_create(sc->output.dir[0] ? sc->output.dir : sc->run.output_dir, sc->path, sc->text,
-                                     sc->text_len);
+                                        sc->text_len);
         if (s->restarted_at >= 0)
             shard_output_resume(s->io.out, s->comm, &sc->output.interval, s->restarted_at, s->dt);
     }
     if (sc->checkpoint.enabled)
         s->io.ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
-                                          sc->checkpoint.keep);
+                                             sc->checkpoint.keep);
 #endif
 }
 
@@ -457,8 +468,10 @@ static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard
         scripts[n] = sc->catalyst[k].script, every[n] = sc->catalyst[k].every;
     for (int k = 0; k < ov->n_catalyst; k++, n++) {
         if (n == SHARD_INSITU_MAX_SCRIPTS)
-            return shard_error_set(err, SHARD_EXIT_USAGE, "--catalyst: at most %d scripts in all (scene and command "
-                                   "line)", SHARD_INSITU_MAX_SCRIPTS);
+            return shard_error_set(err, SHARD_EXIT_USAGE,
+                                   "--catalyst: at most %d scripts in all (scene and command "
+                                   "line)",
+                                   SHARD_INSITU_MAX_SCRIPTS);
         scripts[n] = ov->catalyst[k], every[n] = ov->catalyst_every > 0 ? ov->catalyst_every : 1;
     }
     memset(err, 0, sizeof *err);
@@ -557,22 +570,22 @@ void shard_sim_run(shard_sim *s, int quiet)
         if (every > 0 && s->step % every == 0) {
             shard_diag d = shard_sim_diagnostics(s);
             if (rank == 0 && !quiet)
-            if (rank == 0 && !quiet) {
-                printf("diag step %ld t %.6e  kinetic %.6e J  elastic %.6e J  momentum %.3e %.3e %.3e  "
-                       "max|v| %.3e  contacts %lld  inverted %lld",
-                       s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
-                       d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
-                if (s->frac.on)
-                    printf("  broken %lld", (long long)d.broken_bonds);
-                for (int m = 0; m < s->n_modules; m++)
-                    if (s->mod[m].def->diag_line && s->mod[m].used) {
-                        char line[256];
-                        shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-                        s->mod[m].def->diag_line(&mc, line, sizeof line);
-                        printf("  %s", line);
-                    }
-                printf("\n");
-            }
+                if (rank == 0 && !quiet) {
+                    printf("diag step %ld t %.6e  kinetic %.6e J  elastic %.6e J  momentum %.3e %.3e %.3e  "
+                           "max|v| %.3e  contacts %lld  inverted %lld",
+                           s->step, shard_sim_time(s), d.kinetic, d.elastic, d.momentum[0], d.momentum[1],
+                           d.momentum[2], d.max_speed, (long long)d.contacts, (long long)d.inverted);
+                    if (s->frac.on)
+                        printf("  broken %lld", (long long)d.broken_bonds);
+                    for (int m = 0; m < s->n_modules; m++)
+                        if (s->mod[m].def->diag_line && s->mod[m].used) {
+                            char line[256];
+                            shard_matter_ctx mc = shard_sim_module_ctx(s, m);
+                            s->mod[m].def->diag_line(&mc, line, sizeof line);
+                            printf("  %s", line);
+                        }
+                    printf("\n");
+                }
             shard_sim_warn_inverted(s, &d);
             shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
         }
@@ -584,8 +597,8 @@ void shard_sim_run(shard_sim *s, int quiet)
                 char wall[32], eta[32];
                 shard_sim_format_duration(now - t0, wall, sizeof wall);
                 shard_sim_format_duration(done > 0 ? (now - t0) / done * left : 0.0, eta, sizeof eta);
-                printf("step %ld/%ld  t = %.4e s  wall %s  ETA %s\n", s->step, s->total_steps, shard_sim_time(s),
-                       wall, eta);
+                printf("step %ld/%ld  t = %.4e s  wall %s  ETA %s\n", s->step, s->total_steps, shard_sim_time(s), wall,
+                       eta);
                 fflush(stdout);
             }
             shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());

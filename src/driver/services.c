@@ -28,8 +28,12 @@ static void shard_sim_svc_refresh(void *impl)
 
 void shard_sim_collective_init(shard_sim *s)
 {
-    s->svc = (shard_collective){.impl = s, .rank = shard_comm_rank(s->comm), .size = shard_comm_size(s->comm),
-                                .xsum = shard_sim_svc_xsum, .max_doubles = shard_sim_svc_max_doubles,
-                                .max_ints = shard_sim_svc_max_ints, .allgather = shard_sim_svc_allgather,
+    s->svc = (shard_collective){.impl = s,
+                                .rank = shard_comm_rank(s->comm),
+                                .size = shard_comm_size(s->comm),
+                                .xsum = shard_sim_svc_xsum,
+                                .max_doubles = shard_sim_svc_max_doubles,
+                                .max_ints = shard_sim_svc_max_ints,
+                                .allgather = shard_sim_svc_allgather,
                                 .refresh = shard_sim_svc_refresh};
 }

@@ -24,8 +24,8 @@
 
 shard_overrides shard_default_overrides(void)
 {
-    return (shard_overrides){.steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL,
-                             .catalyst_every = 1};
+    return (shard_overrides){
+        .steps = -1, .until = -1.0, .dt = -1.0, .out_dir = NULL, .restart = NULL, .catalyst_every = 1};
 }
 
 int shard_sim_load_meshes(shard_scene *sc, shard_error *err)
@@ -73,18 +73,24 @@ static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_da
     for (int64_t i = 0; i < ck->n_local; i++) {
         int b = ck->p.body[i];
         if (b < 0 || b >= s->scene.n_bodies)
-            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld belongs to body %d, but the scene has "
-                                   "%d bodies", ck_path, (long long)(ck->first + i), b, s->scene.n_bodies);
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s: particle %lld belongs to body %d, but the scene has "
+                                   "%d bodies",
+                                   ck_path, (long long)(ck->first + i), b, s->scene.n_bodies);
         /* A module with state rows must hold each of its particles in its section, and no other. */
         int m = s->body_module[b], stateful = 0;
         for (int r = 0; r < s->mod[m].block.n_rows; r++)
             stateful |= (s->mod[m].block.rows[r].flags & SHARD_FIELD_STATE) != 0;
         int want = stateful ? m : -1;
         if (ck->section_of[i] != want)
-            return shard_error_set(err, SHARD_EXIT_INPUT, "%s: particle %lld (body '%s', kind %s) is %s section "
-                                   "/%s", ck_path, (long long)(ck->first + i), s->scene.bodies[b].name, s->scene.bodies[b].kind,
-                                   want >= 0 ? "missing from" : "in", want >= 0 ? s->mod[m].def->kind :
-                                   ck->section_of[i] >= 0 ? s->mod[ck->section_of[i]].def->kind : "?");
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s: particle %lld (body '%s', kind %s) is %s section "
+                                   "/%s",
+                                   ck_path, (long long)(ck->first + i), s->scene.bodies[b].name,
+                                   s->scene.bodies[b].kind, want >= 0 ? "missing from" : "in",
+                                   want >= 0                ? s->mod[m].def->kind
+                                   : ck->section_of[i] >= 0 ? s->mod[ck->section_of[i]].def->kind
+                                                            : "?");
     }
     return 0;
 }
@@ -93,9 +99,16 @@ static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_da
  * driver's own: the timing table reads in the order of a step). */
 static void shard_sim_wire(shard_sim *s)
 {
-    s->phys = (shard_phys){.scene = &s->scene, .p = &s->p, .bonds = s->frac.on ? &s->frac.active : &s->bonds,
-                           .ref_bonds = &s->bonds, .broken = s->bond_broken, .cand = &s->cand, .dt = s->dt,
-                           .own_contact = s->own_contact, .body_first = s->body_first, .impulses = NULL,
+    s->phys = (shard_phys){.scene = &s->scene,
+                           .p = &s->p,
+                           .bonds = s->frac.on ? &s->frac.active : &s->bonds,
+                           .ref_bonds = &s->bonds,
+                           .broken = s->bond_broken,
+                           .cand = &s->cand,
+                           .dt = s->dt,
+                           .own_contact = s->own_contact,
+                           .body_first = s->body_first,
+                           .impulses = NULL,
                            .reach_slack = 0.5 * s->skin};
     /* the impulses' hand-over only where some kind in the scene has a collision stage (none: no collective) */
     for (int m = 0; m < s->n_modules; m++)
@@ -181,8 +194,10 @@ static int shard_sim_build_restart(shard_sim *s, shard_checkpoint_data *ck, cons
     int size = shard_comm_size(c);
     shard_sim_check_restart(s, ck, ov->restart, err);
     if (!err->code && (int64_t)size > ck->n)
-        shard_error_set(err, SHARD_EXIT_INPUT, "%s: the checkpoint has %lld particle(s), fewer than the %d "
-                        "ranks it is restarted on", ov->restart, (long long)ck->n, size);
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: the checkpoint has %lld particle(s), fewer than the %d "
+                        "ranks it is restarted on",
+                        ov->restart, (long long)ck->n, size);
     int rc = shard_comm_any_error(c, err);
     if (rc)
         return rc;
@@ -205,12 +220,13 @@ static int shard_sim_build_restart(shard_sim *s, shard_checkpoint_data *ck, cons
         s->restart_blob[m] = ck->blob[m], s->restart_blob_bytes[m] = ck->blob_bytes[m], ck->blob[m] = NULL;
     if (s->total_steps < s->step) {
         if (ov->steps > 0 || ov->until >= 0.0)
-            return shard_error_set(err, SHARD_EXIT_USAGE, "%s: the run would end at step %ld, before the "
+            return shard_error_set(err, SHARD_EXIT_USAGE,
+                                   "%s: the run would end at step %ld, before the "
                                    "checkpoint's step %ld (steps count from the start of the run: give more)",
                                    ov->steps > 0 ? "--steps" : "--until", s->total_steps, s->step);
         return shard_error_at(err, sc->path, sc->run.steps > 0 ? &sc->run.steps_loc : &sc->run.end_time_loc,
-                              "the run ends at step %ld, before step %ld of the checkpoint %s", s->total_steps,
-                              s->step, ov->restart);
+                              "the run ends at step %ld, before step %ld of the checkpoint %s", s->total_steps, s->step,
+                              ov->restart);
     }
     return 0;
 }
@@ -255,16 +271,16 @@ static int shard_sim_build_distribute(shard_sim *s, const shard_sim_tables *tabl
     for (int q = 0; q < n_mem; q++) {
         mem_mine[q] = mem_term[q]->memory[mem_term[q]->cur];
     }
-    shard_partition_kinds kinds = {.n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo,
-                                   .n_lists = n_mem};
+    shard_partition_kinds kinds = {
+        .n_modules = s->n_modules, .body_module = s->body_module, .has_halo = has_halo, .n_lists = n_mem};
     shard_block *blocks = shard_calloc((size_t)s->n_modules + 1, sizeof *blocks);
     for (int m = 0; m < s->n_modules; m++)
         blocks[m] = s->mod[m].block;
     double t_part = shard_wtime();
-    int rc = ck ? shard_sim_share_distribute(s, share, shard_sim_release_checkpoint, ck, &kinds, blocks, halos,
-                                             mem_mine, err)
-                : shard_sim_share_distribute(s, share, shard_sim_release_share, share, &kinds, blocks, halos,
-                                             mem_mine, err);
+    int rc =
+        ck ? shard_sim_share_distribute(s, share, shard_sim_release_checkpoint, ck, &kinds, blocks, halos, mem_mine,
+                                        err)
+           : shard_sim_share_distribute(s, share, shard_sim_release_share, share, &kinds, blocks, halos, mem_mine, err);
     s->startup_seconds[1] = shard_wtime() - t_part;
     for (int q = 0; q < n_mem; q++)
         mem_term[q]->memory[mem_term[q]->cur] = mem_mine[q];
@@ -374,8 +390,8 @@ static void shard_sim_first_forces(shard_sim *s, int restart)
  * distribution, the first force evaluation and the writers.  Every failure, on every rank at once, ends in the one
  * path at the end.  Collective. */
 static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *text, size_t len,
-                                  const shard_overrides *ov, const shard_sim_tables *tables,
-                                  shard_checkpoint_data *ck, shard_error *err)
+                                  const shard_overrides *ov, const shard_sim_tables *tables, shard_checkpoint_data *ck,
+                                  shard_error *err)
 {
     memset(err, 0, sizeof *err);
     shard_sim *s = shard_sim_alloc(c);
@@ -413,8 +429,8 @@ shard_sim *shard_sim_create_with(shard_comm *c, const char *path, const char *te
     return shard_sim_build(c, path, text, len, ov, shard_sim_default_tables(tables, &t), NULL, err);
 }
 
-shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len,
-                            const shard_overrides *ov, shard_error *err)
+shard_sim *shard_sim_create(shard_comm *c, const char *path, const char *text, size_t len, const shard_overrides *ov,
+                            shard_error *err)
 {
     return shard_sim_create_with(c, path, text, len, ov, NULL, err);
 }

@@ -14,26 +14,26 @@
 #include "shard/run.h"
 
 typedef struct shard_sim_fracture_state {
-    int on;                       /* some body can break (scene data): then the physics sees `active` */
-    uint8_t *self_contact;        /* per body: its bonds can break, so it touches itself through contact */
-    shard_csr active;             /* the unbroken entries of `bonds` (only when `on`) */
-    int32_t *changed, *debris;    /* scratch, n_owned + 1 each */
-    double *flag;                 /* scratch, one per owned and bond-ghost particle */
+    int on;                    /* some body can break (scene data): then the physics sees `active` */
+    uint8_t *self_contact;     /* per body: its bonds can break, so it touches itself through contact */
+    shard_csr active;          /* the unbroken entries of `bonds` (only when `on`) */
+    int32_t *changed, *debris; /* scratch, n_owned + 1 each */
+    double *flag;              /* scratch, one per owned and bond-ghost particle */
     size_t cap, flag_cap;
-    int cand_stale;               /* bonds broke here since the contact candidates were built */
-    int32_t *lost;                /* the owned particles that lost bonds since then (unsorted, repeats) */
+    int cand_stale; /* bonds broke here since the contact candidates were built */
+    int32_t *lost;  /* the owned particles that lost bonds since then (unsorted, repeats) */
     size_t n_lost, lost_cap;
 } shard_sim_fracture_state;
 
 typedef struct shard_sim_fragment_state {
-    int64_t *label;               /* per owned particle: its fragment (valid at step `step`) */
+    int64_t *label; /* per owned particle: its fragment (valid at step `step`) */
     size_t label_cap;
-    shard_fragment *list;         /* the fragments this rank holds, by label */
+    shard_fragment *list; /* the fragments this rank holds, by label */
     size_t n;
     shard_fragment_stats stats;
-    long step;                    /* step of the analysis above, -1: none yet */
-    double seconds;               /* time spent in it */
-    long runs;                    /* how many times it ran */
+    long step;      /* step of the analysis above, -1: none yet */
+    double seconds; /* time spent in it */
+    long runs;      /* how many times it ran */
 } shard_sim_fragment_state;
 
 /* After the distribution (start-up and restart): which bodies can break, the unbroken bonds the physics sees

@@ -45,25 +45,25 @@
 /* One matter module at run time. */
 typedef struct shard_sim_module {
     const shard_matter *def;
-    shard_block block;            /* its per-particle arrays (owned slots, then its bond ghosts) */
-    void *bodies;                 /* per-body state: n_bodies entries of def->body_bytes (its own bodies set) */
-    void *state;                  /* the module's own state (def->state_bytes), or NULL */
-    int phase;                    /* timer phase of its collective hooks (def->phase), or -1 */
-    int used;                     /* the scene has a body of its kind (its whole-body hooks run only then) */
-    int has_bonds;                /* some body of this kind has bond_radius > 0 (then `halo` exists) */
-    shard_halo *halo;             /* its bond ghosts */
-    int32_t *inner, *outer;       /* its owned particles without / with a bond partner among the ghosts */
+    shard_block block;      /* its per-particle arrays (owned slots, then its bond ghosts) */
+    void *bodies;           /* per-body state: n_bodies entries of def->body_bytes (its own bodies set) */
+    void *state;            /* the module's own state (def->state_bytes), or NULL */
+    int phase;              /* timer phase of its collective hooks (def->phase), or -1 */
+    int used;               /* the scene has a body of its kind (its whole-body hooks run only then) */
+    int has_bonds;          /* some body of this kind has bond_radius > 0 (then `halo` exists) */
+    shard_halo *halo;       /* its bond ghosts */
+    int32_t *inner, *outer; /* its owned particles without / with a bond partner among the ghosts */
     size_t n_inner, n_outer;
 } shard_sim_module;
 
 /* One force term of the merged table (module terms and common terms, by order). */
 typedef struct shard_sim_term {
     const shard_force_term *def;
-    int module;                   /* the module it belongs to, or -1 for a common term */
-    void *own_bodies;             /* common terms: their per-body state (n_bodies entries of def->body_bytes) */
-    shard_matter_ctx ctx;         /* what its hooks see */
-    int phase;                    /* timer phase index */
-    shard_pairlist memory[2];     /* terms with a memory: memory[cur] is the latest, the other the next */
+    int module;               /* the module it belongs to, or -1 for a common term */
+    void *own_bodies;         /* common terms: their per-body state (n_bodies entries of def->body_bytes) */
+    shard_matter_ctx ctx;     /* what its hooks see */
+    int phase;                /* timer phase index */
+    shard_pairlist memory[2]; /* terms with a memory: memory[cur] is the latest, the other the next */
     int cur;
 } shard_sim_term;
 
@@ -72,58 +72,59 @@ struct shard_sim {
     shard_scene scene;
     shard_particles p;
     shard_csr bonds, cand;
-    uint8_t *bond_broken;         /* per bond entry of `bonds`: 1 = broken */
+    uint8_t *bond_broken; /* per bond entry of `bonds`: 1 = broken */
     shard_cells cells;
-    shard_ghosts *ghosts;         /* contact ghosts */
-    shard_phys phys;              /* what physics hooks see (points into this record) */
-    shard_impulses impulses;      /* phys.impulses */
+    shard_ghosts *ghosts;    /* contact ghosts */
+    shard_phys phys;         /* what physics hooks see (points into this record) */
+    shard_impulses impulses; /* phys.impulses */
     int n_modules;
     shard_sim_module *mod;
-    int32_t *body_module;         /* module of each body */
+    int32_t *body_module; /* module of each body */
     int n_terms;
     shard_sim_term *term;
-    double *contact_radius;       /* per body: the largest contact radius any term gives it */
-    double *reach_radius;         /* per body: the largest reach for contact candidates (candidate lists, the
-                                   * contact ghosts' cutoff): the contact radius, or more (smooth surfaces) */
-    const shard_field_desc *ghost_rows[SHARD_GHOSTS_MAX_ROWS]; /* x, v, then the rows some term reads at every ghost
-                                   * (matter.h, ghost_row): what a forward to the contact ghosts sends */
-    int n_ghost_rows;             /* 2 + the terms' rows; the terms' rows are filled and forwarded to every ghost
-                                   * in each force evaluation */
-    uint8_t *own_contact;         /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
-    int64_t *body_first;          /* per body: its first global id (n_bodies + 1 entries) */
-    uint8_t *timed;               /* per body: 1 when a constraint has a time window (re-applied every step) */
+    double *contact_radius; /* per body: the largest contact radius any term gives it */
+    double *reach_radius;   /* per body: the largest reach for contact candidates (candidate lists, the
+                             * contact ghosts' cutoff): the contact radius, or more (smooth surfaces) */
+    const shard_field_desc
+        *ghost_rows[SHARD_GHOSTS_MAX_ROWS]; /* x, v, then the rows some term reads at every ghost
+                                             * (matter.h, ghost_row): what a forward to the contact ghosts sends */
+    int n_ghost_rows;     /* 2 + the terms' rows; the terms' rows are filled and forwarded to every ghost
+                           * in each force evaluation */
+    uint8_t *own_contact; /* per body: its module resolves its contacts (SHARD_MATTER_OWN_CONTACT) */
+    int64_t *body_first;  /* per body: its first global id (n_bodies + 1 entries) */
+    uint8_t *timed;       /* per body: 1 when a constraint has a time window (re-applied every step) */
     int any_timed;
-    shard_collective svc;         /* the collective services handed to modules' collective hooks */
-    double *f;                    /* force scratch, 3 per owned */
+    shard_collective svc; /* the collective services handed to modules' collective hooks */
+    double *f;            /* force scratch, 3 per owned */
     size_t f_cap;
     double dt, skin, cutoff;
-    double domain;                /* m: every coordinate stays within +-domain (2^40 of the smallest spacing) */
-    const char *dt_limit;         /* which limit set dt ("wave speed", "contact", "given") */
+    double domain;        /* m: every coordinate stays within +-domain (2^40 of the smallest spacing) */
+    const char *dt_limit; /* which limit set dt ("wave speed", "contact", "given") */
     long step, total_steps;
     int64_t n_global, n_bonds_global, edge_cut;
-    int64_t startup_moved;        /* particles the start-up moved from their shares to their parts, all ranks */
-    uint64_t startup_bytes;       /* bytes this rank sent doing so */
-    double startup_seconds[2];    /* this rank's sampling (or reading) and partition + migration, s */
-    double startup_rss;           /* this rank's peak resident memory at the end of the start-up, bytes */
-    int64_t *body_count;          /* particles per body */
+    int64_t startup_moved;     /* particles the start-up moved from their shares to their parts, all ranks */
+    uint64_t startup_bytes;    /* bytes this rank sent doing so */
+    double startup_seconds[2]; /* this rank's sampling (or reading) and partition + migration, s */
+    double startup_rss;        /* this rank's peak resident memory at the end of the start-up, bytes */
+    int64_t *body_count;       /* particles per body */
     int64_t contacts_local;
     long rebuilds;
     shard_timer timer;
     int ph_neigh, ph_comm, ph_integrate, ph_io, ph_insitu, ph_fracture, ph_balance, ph_other; /* its phases */
     double loop_wall;
-    long restarted_at;            /* step of the checkpoint this run restarted from, or -1 */
+    long restarted_at;                                 /* step of the checkpoint this run restarted from, or -1 */
     void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
                                                         * the checkpoint before its particles are handed out */
     size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
-    int n_mem;                    /* (shard_sim_memory_descs: what a restart reads back in the same order) */
-    uint64_t halo_bytes_past;     /* bytes sent through bond plans that migrations replaced */
+    int n_mem;                /* (shard_sim_memory_descs: what a restart reads back in the same order) */
+    uint64_t halo_bytes_past; /* bytes sent through bond plans that migrations replaced */
     /* The parts, each written by its own file alone (sim_*.h): */
-    shard_sim_fracture_state frac;  /* breaking bonds (fracture.c) */
-    shard_sim_fragment_state frag;  /* the fragment analysis (fracture.c) */
-    shard_sim_balance_state bal;  /* load balancing (balance.c) */
-    shard_sim_relax_state relax;  /* the relax stage (relax.c) */
-    shard_sim_output_state io;    /* output, checkpoints, in-situ scripts (run.c) */
+    shard_sim_fracture_state frac; /* breaking bonds (fracture.c) */
+    shard_sim_fragment_state frag; /* the fragment analysis (fracture.c) */
+    shard_sim_balance_state bal;   /* load balancing (balance.c) */
+    shard_sim_relax_state relax;   /* the relax stage (relax.c) */
+    shard_sim_output_state io;     /* output, checkpoints, in-situ scripts (run.c) */
 };
 
 /* startup.c */
@@ -138,8 +139,8 @@ void shard_sim_validate(const shard_sim *s);
  * of body b; body_count[b] (n_bodies entries, the caller's), *n_global and *n_bonds_global get the run's
  * counts.  0, or the same error on every rank.  shard_sim_share_sample: the same for a simulation being built
  * (its modules' bond radii; sets n_global, n_bonds_global and body_count, allocated by the caller). */
-int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out,
-                       int64_t *body_count, int64_t *n_global, int64_t *n_bonds_global, shard_error *err);
+int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out, int64_t *body_count,
+                       int64_t *n_global, int64_t *n_bonds_global, shard_error *err);
 int shard_sim_share_sample(shard_sim *s, shard_share *out, shard_error *err);
 /* Collective: the share becomes the rank's store through the start-up partition and a migration (partition.h);
  * blocks[m] (module m's, rows set) receive its rows, halos[m] and mem_mine[q] the plans and the memories'

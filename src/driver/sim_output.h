@@ -12,13 +12,13 @@
 #include "shard/run.h"
 
 typedef struct shard_sim_output_state {
-    shard_output *out;            /* NULL: no output section (or no HDF5) */
-    shard_checkpoint *ckpt;       /* NULL: no checkpoint section (or no HDF5) */
-    shard_insitu *insitu;         /* Catalyst scripts, or NULL */
-    long last_output;             /* step of the last output written or inherited from a restart, or -1 */
-    void *col_buf[SHARD_OUT_COUNT];  /* derived output columns (grow-only) */
+    shard_output *out;              /* NULL: no output section (or no HDF5) */
+    shard_checkpoint *ckpt;         /* NULL: no checkpoint section (or no HDF5) */
+    shard_insitu *insitu;           /* Catalyst scripts, or NULL */
+    long last_output;               /* step of the last output written or inherited from a restart, or -1 */
+    void *col_buf[SHARD_OUT_COUNT]; /* derived output columns (grow-only) */
     size_t col_cap[SHARD_OUT_COUNT];
-    int warned_inverted;          /* the warning about inverted particles has been printed */
+    int warned_inverted; /* the warning about inverted particles has been printed */
 } shard_sim_output_state;
 
 /* The output and checkpoint writers of the scene's sections (nothing is created on disk yet) and Catalyst with

@@ -4,10 +4,10 @@
 #define SHARD_SIM_RELAX_H
 
 typedef struct shard_sim_relax_state {
-    int ran;                      /* the stage ran (then the figures below are its) */
-    long steps;                   /* its steps (force evaluations) */
-    long iterations;              /* its conjugate-gradient iterations (method cg; two steps each) */
-    double residual, ratio;       /* its final unbalanced force (N) and that over its value at the start */
+    int ran;                /* the stage ran (then the figures below are its) */
+    long steps;             /* its steps (force evaluations) */
+    long iterations;        /* its conjugate-gradient iterations (method cg; two steps each) */
+    double residual, ratio; /* its final unbalanced force (N) and that over its value at the start */
 } shard_sim_relax_state;
 
 #endif

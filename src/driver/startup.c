@@ -21,8 +21,7 @@ void shard_sim_validate(const shard_sim *s)
     const shard_particles *p = &s->p;
     int nb = s->scene.n_bodies;
     SHARD_VALIDATE(shard_validate_particles(p, s->body_first[nb], nb, why, sizeof why));
-    SHARD_VALIDATE(shard_validate_csr(&s->bonds, p->n_owned, p->n_owned + p->n_bond_ghost, p->gid, 0, why,
-                                      sizeof why));
+    SHARD_VALIDATE(shard_validate_csr(&s->bonds, p->n_owned, p->n_owned + p->n_bond_ghost, p->gid, 0, why, sizeof why));
     SHARD_VALIDATE(shard_validate_csr(&s->cand, p->n_owned, p->n_local, p->gid, 0, why, sizeof why));
 #else
     (void)s;
@@ -46,8 +45,8 @@ int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(vo
     shard_partition_share_store(c, in, release, ctx, kinds, &s->p, blocks, &s->bonds, &s->bond_broken, mem_mine,
                                 &ghost_owner);
     shard_migrate_stats st;
-    int rc = shard_partition_distribute_share(c, kinds, ghost_owner, &s->p, blocks, &s->bonds, &s->bond_broken,
-                                              halos, mem_mine, &s->edge_cut, &st, err);
+    int rc = shard_partition_distribute_share(c, kinds, ghost_owner, &s->p, blocks, &s->bonds, &s->bond_broken, halos,
+                                              mem_mine, &s->edge_cut, &st, err);
     free(ghost_owner);
     /* The new plans' first bytes filled their ghosts: start-up bytes, not halo traffic. */
     for (int m = 0; m < kinds->n_modules; m++)
@@ -58,8 +57,8 @@ int shard_sim_share_distribute(shard_sim *s, shard_share *in, void (*release)(vo
     return rc;
 }
 
-int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out,
-                       int64_t *body_count, int64_t *n_global, int64_t *n_bonds_global, shard_error *err)
+int shard_share_sample(shard_comm *c, const shard_scene *sc, const double *h, shard_share *out, int64_t *body_count,
+                       int64_t *n_global, int64_t *n_bonds_global, shard_error *err)
 {
     int rank = shard_comm_rank(c), size = shard_comm_size(c), nb = sc->n_bodies;
     memset(out, 0, sizeof *out);

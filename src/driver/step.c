@@ -333,15 +333,15 @@ void shard_sim_step(shard_sim *s)
     shard_timer_stamp(&s->timer, s->ph_other, shard_wtime());
     shard_sim_timed_constraints(s); /* prescribed velocities of this step's time windows */
     shard_sim_kick(s, 1);
-    shard_sim_collide(s);           /* [the colliding kinds' phases] */
+    shard_sim_collide(s); /* [the colliding kinds' phases] */
     shard_sim_drift(s);
-    shard_sim_advance(s);           /* [the whole-body kinds' phases: Rigid] */
-    s->step++;                      /* the positions are the next step's */
+    shard_sim_advance(s); /* [the whole-body kinds' phases: Rigid] */
+    s->step++;            /* the positions are the next step's */
     s->phys.step = s->step;
-    shard_sim_forces(s, 0);         /* [Comm, Neigh, the force terms' phases, Integrate] */
+    shard_sim_forces(s, 0); /* [Comm, Neigh, the force terms' phases, Integrate] */
     shard_sim_kick(s, 0);
-    shard_sim_settle(s, 1);         /* [the whole-body kinds' phases] */
-    shard_sim_fracture(s);          /* [Fracture] */
+    shard_sim_settle(s, 1); /* [the whole-body kinds' phases] */
+    shard_sim_fracture(s);  /* [Fracture] */
 }
 
 shard_diag shard_sim_diagnostics(shard_sim *s)

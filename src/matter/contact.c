@@ -2,7 +2,6 @@
  * the contact history. */
 #include "contact.h"
 
-
 #include "shard/matter.h"
 
 #include <math.h>
@@ -102,9 +101,9 @@ static inline double shard_contact_surface_normal(const double ni[3], const doub
 /* The geometry of the contact of particle i with candidate j at contact distance rr: its weight (0: no
  * contact), unit normal n towards j and overlap delta.  Spheres (weight 1, n along the line of centres) unless
  * both bodies are smooth (contact.h). */
-static inline double shard_contact_geometry(const shard_particles *p, const double *nrm,
-                                            const shard_contact_params *ci, const shard_contact_params *cj,
-                                            size_t i, size_t j, double rr, double n[3], double *delta)
+static inline double shard_contact_geometry(const shard_particles *p, const double *nrm, const shard_contact_params *ci,
+                                            const shard_contact_params *cj, size_t i, size_t j, double rr, double n[3],
+                                            double *delta)
 {
     const double *xi = p->x + 3 * i;
     double d[3] = {p->x[3 * j] - xi[0], p->x[3 * j + 1] - xi[1], p->x[3 * j + 2] - xi[2]};
@@ -238,9 +237,8 @@ static inline int shard_contact_touches(const shard_contact_scan *s, size_t i, s
     return 1;
 }
 
-size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand,
-                           const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
-                           const uint8_t *own, double dt,
+size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand, const shard_csr *bonds,
+                           const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f)
 {
     const shard_contact_scan scan = {p, nrm, bonds, broken, cp, own};
@@ -326,8 +324,8 @@ static inline double shard_contact_spring_energy(double k, double delta, double 
 
 void shard_contact_pairs_energy(const shard_particles *p, const double *nrm, const shard_csr *cand,
                                 const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
-                                const uint8_t *own,
-                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc)
+                                const uint8_t *own, const shard_pairlist *hist, void (*add)(void *acc, double value),
+                                void *acc)
 {
     const shard_contact_scan scan = {p, nrm, bonds, broken, cp, own};
     for (size_t i = 0; i < p->n_owned; i++) {

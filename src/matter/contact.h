@@ -50,12 +50,12 @@
 #include <math.h>
 
 typedef struct shard_contact_params { /* per body */
-    double radius;    /* m: half the spacing */
-    double k;         /* N/m, normal */
-    double kt;        /* N/m, tangential: Mindlin's ratio 2(1 - nu)/(2 - nu) times k */
-    double zeta;      /* fraction of critical damping */
-    double mu;        /* friction coefficient */
-    int smooth;       /* 1: a solid whose material has contact.surface: smooth (pairs of two such bodies) */
+    double radius;                    /* m: half the spacing */
+    double k;                         /* N/m, normal */
+    double kt;                        /* N/m, tangential: Mindlin's ratio 2(1 - nu)/(2 - nu) times k */
+    double zeta;                      /* fraction of critical damping */
+    double mu;                        /* friction coefficient */
+    int smooth; /* 1: a solid whose material has contact.surface: smooth (pairs of two such bodies) */
 } shard_contact_params;
 
 /* The contact rule of every kind: what two sides of a contact bring to it and what the contact takes.  A side is
@@ -124,9 +124,8 @@ void shard_contact_normals(const shard_particles *p, const shard_csr *bonds, con
  * while an unbroken bond joins the two (bonds: the reference bonds, rows by partner id, with their flags in
  * broken; NULL: none): the solid holds them; a pair whose bond broke touches at the smaller of r_i + r_j and
  * its rest distance. Local. */
-size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand,
-                           const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
-                           const uint8_t *own, double dt,
+size_t shard_contact_pairs(const shard_particles *p, const double *nrm, const shard_csr *cand, const shard_csr *bonds,
+                           const uint8_t *broken, const shard_contact_params *cp, const uint8_t *own, double dt,
                            const shard_pairlist *hist_in, shard_pairlist *hist_out, double *f);
 
 /* The same for obstacles at time t (memory keyed by obstacle index). Local. */
@@ -140,8 +139,8 @@ size_t shard_contact_obstacles(const shard_particles *p, const shard_contact_par
  * side: each particle-particle contact is handed half by either owner, an obstacle contact whole. Local. */
 void shard_contact_pairs_energy(const shard_particles *p, const double *nrm, const shard_csr *cand,
                                 const shard_csr *bonds, const uint8_t *broken, const shard_contact_params *cp,
-                                const uint8_t *own,
-                                const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);
+                                const uint8_t *own, const shard_pairlist *hist, void (*add)(void *acc, double value),
+                                void *acc);
 void shard_contact_obstacles_energy(const shard_particles *p, const shard_contact_params *cp, const uint8_t *own,
                                     int n_obstacles, const shard_obstacle_def *obs, double t,
                                     const shard_pairlist *hist, void (*add)(void *acc, double value), void *acc);

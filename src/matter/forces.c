@@ -64,16 +64,14 @@ static double shard_forces_obstacle_dt(const shard_scene *sc, int body, const vo
     return dt;
 }
 
-static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
-                                       int ghosts)
+static size_t shard_forces_contact_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
     return shard_contact_pairs(c->ph->p, c->ph->p->nrm, c->ph->cand, c->ph->ref_bonds, c->ph->broken, c->bodies,
                                c->ph->own_contact, c->ph->dt_motion, c->memory_in, c->memory_out, f);
 }
 
-static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n,
-                                        int ghosts)
+static size_t shard_forces_obstacle_add(const shard_matter_ctx *c, double *f, const int32_t *list, size_t n, int ghosts)
 {
     (void)list, (void)n, (void)ghosts;
     const shard_scene *sc = c->ph->scene;

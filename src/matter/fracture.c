@@ -81,8 +81,8 @@ double shard_fracture_scatter(const shard_fracture_params *fp, int64_t a, int64_
     return pow(-log1p(-u), 1.0 / fp->weibull_m) * fp->weibull_norm;
 }
 
-int shard_fracture_bond_fails(const shard_fracture_params *fp, const double X[3], const double x[3],
-                              const double *si, const double *sj, int64_t gi, int64_t gj, double least)
+int shard_fracture_bond_fails(const shard_fracture_params *fp, const double X[3], const double x[3], const double *si,
+                              const double *sj, int64_t gi, int64_t gj, double least)
 {
     double r2 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
     if (fp->criterion == SHARD_FRACTURE_STRETCH) {

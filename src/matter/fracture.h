@@ -82,10 +82,10 @@
 
 /* The breaking rule of one body (per-body state of the solid module). */
 typedef struct shard_fracture_params {
-    int criterion;            /* SHARD_FRACTURE_NONE, SHARD_FRACTURE_STRETCH (also for G_c), SHARD_FRACTURE_RANKINE */
-    double threshold;         /* s_c (1) or sigma_t (Pa) */
-    double weibull_m;         /* 0: no scatter */
-    double weibull_norm;      /* 1 / Gamma(1 + 1/m) */
+    int criterion;       /* SHARD_FRACTURE_NONE, SHARD_FRACTURE_STRETCH (also for G_c), SHARD_FRACTURE_RANKINE */
+    double threshold;    /* s_c (1) or sigma_t (Pa) */
+    double weibull_m;    /* 0: no scatter */
+    double weibull_norm; /* 1 / Gamma(1 + 1/m) */
     uint64_t seed;
 } shard_fracture_params;
 
@@ -115,8 +115,8 @@ static inline double shard_fracture_stretch_of(const shard_fracture_params *fp, 
  * only, may be NULL otherwise).  least: a lower bound of the bond's Rankine threshold (sigma_t w_ij), below
  * which the scatter is not evaluated (0: none).  The same answer, bit for bit, with i and j exchanged (and
  * whatever the bound). Local. */
-int shard_fracture_bond_fails(const shard_fracture_params *fp, const double X[3], const double x[3],
-                              const double *si, const double *sj, int64_t gi, int64_t gj, double least);
+int shard_fracture_bond_fails(const shard_fracture_params *fp, const double X[3], const double x[3], const double *si,
+                              const double *sj, int64_t gi, int64_t gj, double least);
 
 /* Does the segment a-b meet the closed axis-aligned box [lo, hi]?  Symmetric in a, b (the caller passes the
  * endpoints in a fixed order to be sure of the bits). Local. */

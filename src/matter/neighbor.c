@@ -41,8 +41,10 @@ void shard_cells_build(shard_cells *c, size_t n, const double *x, double size)
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) {
             double v = x[3 * i + k];
-            if (i == 0 || v < lo[k]) lo[k] = v;
-            if (i == 0 || v > hi[k]) hi[k] = v;
+            if (i == 0 || v < lo[k])
+                lo[k] = v;
+            if (i == 0 || v > hi[k])
+                hi[k] = v;
         }
     c->n = n;
     c->inv_size = 1.0 / size;
@@ -53,8 +55,10 @@ void shard_cells_build(shard_cells *c, size_t n, const double *x, double size)
         /* The driver keeps every position within SHARD_DOMAIN_CELLS cells of the others (integrate.h): beyond
          * that, cell coordinates would leave the integers. */
         if (!(span < SHARD_DOMAIN_CELLS))
-            shard_fatal(SHARD_EXIT_INTERNAL, "cell list over %zu points spans %g cells of %g m along axis %d "
-                        "(positions from %g to %g m)", n, span, size, k, lo[k], hi[k]);
+            shard_fatal(SHARD_EXIT_INTERNAL,
+                        "cell list over %zu points spans %g cells of %g m along axis %d "
+                        "(positions from %g to %g m)",
+                        n, span, size, k, lo[k], hi[k]);
         c->dims[k] = (int64_t)floor(span) + 2;
         cells *= (double)c->dims[k];
     }

@@ -80,7 +80,7 @@ static double shard_sample_mesh_surface(const void *ref, const double p[3], doub
 {
     const shard_sample_mesh_ref *m = ref;
     double d = shard_mesh_surface(m->mesh, p, n); /* p is inside: n points outwards */
-    if (d == 0.0) /* on a triangle: n is its normal by the winding */
+    if (d == 0.0)                                 /* on a triangle: n is its normal by the winding */
         for (int k = 0; k < 3; k++)
             n[k] *= m->winding;
     return d;
@@ -239,7 +239,8 @@ static int shard_sample_check_domain(const shard_scene *scene, const shard_body_
     if (!(far <= domain))
         return shard_error_at(err, scene->path, &b->shape.loc,
                               "body '%s' reaches %g m from the origin, beyond the %g m (2^40 of the smallest "
-                              "spacing) a run can hold", b->name, far, domain);
+                              "spacing) a run can hold",
+                              b->name, far, domain);
     return 0;
 }
 
@@ -300,8 +301,7 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
     } else {
         L->mesh = b->shape.mesh; /* loaded with the scene (mesh_io.h) */
         if (!L->mesh)
-            return shard_error_at(err, scene->path, &b->shape.file_loc, "'%s': the mesh was not loaded",
-                                  b->shape.file);
+            return shard_error_at(err, scene->path, &b->shape.file_loc, "'%s': the mesh was not loaded", b->shape.file);
         shard_mesh_bounds(L->mesh, L->lo, hi);
         L->volume = SHARD_BODY_IS_SURFACE(b) ? (double)L->mesh->n_vertices * b->spacing * b->spacing * b->spacing
                                              : fabs(shard_mesh_volume(L->mesh));
@@ -422,8 +422,8 @@ static void shard_sample_turning(const double u[3], const double w[3], const dou
     v[2] = u[2] + w[0] * r[1] - w[1] * r[0];
 }
 
-void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3],
-                         double vpres[3], uint32_t *flags)
+void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3], double vpres[3],
+                         uint32_t *flags)
 {
     double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
     shard_sample_turning(b->velocity, b->angular_velocity, r, v);
@@ -438,8 +438,8 @@ static int shard_sample_constraint_active(const shard_constraint *con, double t)
     return t >= con->start && (con->end <= con->start || t < con->end);
 }
 
-void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t,
-                              double vpres[3], uint32_t *flags)
+void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t, double vpres[3],
+                              uint32_t *flags)
 {
     *flags &= ~(uint32_t)SHARD_PF_PRESCRIBED;
     vpres[0] = vpres[1] = vpres[2] = 0.0;
@@ -589,9 +589,9 @@ int shard_sample_notches_missed(const shard_scene *scene, const int64_t *cut, sh
             if (cut[at] == 0)
                 return shard_error_at(err, scene->path, &bd->notches[q].loc,
                                       "the notch [%g, %g, %g] - [%g, %g, %g] misses body '%s' (no bond of it "
-                                      "crosses the notch)", bd->notches[q].min[0], bd->notches[q].min[1],
-                                      bd->notches[q].min[2], bd->notches[q].max[0], bd->notches[q].max[1],
-                                      bd->notches[q].max[2], bd->name);
+                                      "crosses the notch)",
+                                      bd->notches[q].min[0], bd->notches[q].min[1], bd->notches[q].min[2],
+                                      bd->notches[q].max[0], bd->notches[q].max[1], bd->notches[q].max[2], bd->name);
     }
     return 0;
 }
@@ -757,8 +757,8 @@ void shard_sample_share_ids(const shard_sample_plan *plan, const int64_t *plane_
     free(first);
 }
 
-void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh,
-                              shard_csr *bonds, int64_t *cut)
+void shard_sample_share_bonds(const shard_scene *scene, const double *h, const shard_sample_share *sh, shard_csr *bonds,
+                              int64_t *cut)
 {
     shard_neighbor_bonds(sh->n, sh->X, scene->n_bodies, sh->body_start, h, bonds);
     uint8_t *own = shard_malloc(sh->n + 1);

@@ -32,8 +32,8 @@
 
 typedef struct shard_sample_mesh_proj {
     double y[3], z[3], x[3];
-    int sign;          /* exact sign of the projected area */
-    int64_t j0, j1;    /* rows (j) and slabs (k) whose line meets the triangle's (y, z) bounding box */
+    int sign;       /* exact sign of the projected area */
+    int64_t j0, j1; /* rows (j) and slabs (k) whose line meets the triangle's (y, z) bounding box */
     int64_t k0, k1;
 } shard_sample_mesh_proj;
 
@@ -206,8 +206,8 @@ static void shard_sample_mesh_bin_rows(shard_sample_mesh_sweep *s, const shard_s
 
 /* The lattice points of row j of the slab at pz that lie inside: the row's crossings with its triangles, sorted,
  * and the parity of those beyond each point. */
-static void shard_sample_mesh_row(shard_sample_mesh_sweep *s, const shard_sample_mesh_proj *tri, int64_t j,
-                                  double x0, double spacing, int64_t nx, double py, double pz)
+static void shard_sample_mesh_row(shard_sample_mesh_sweep *s, const shard_sample_mesh_proj *tri, int64_t j, double x0,
+                                  double spacing, int64_t nx, double py, double pz)
 {
     size_t m = 0;
     for (size_t r = s->row_start[j]; r < s->row_start[j + 1]; r++) {
@@ -247,8 +247,8 @@ static void shard_sample_mesh_row(shard_sample_mesh_sweep *s, const shard_sample
     }
 }
 
-void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end,
-                              double **points, size_t *n)
+void shard_sample_mesh_planes(const shard_mesh *mesh, double spacing, int64_t k_first, int64_t k_end, double **points,
+                              size_t *n)
 {
     *points = NULL;
     *n = 0;

@@ -22,21 +22,47 @@
 
 static const shard_scene_field run_rows[] = {
     {.key = "gravity", .kind = FK_VEC3, .offset = offsetof(shard_run_def, gravity), .def = {0, 0, -9.81}},
-    {.key = "steps", .kind = FK_INT, .flags = F_REQUIRED, .group = 1, .offset = offsetof(shard_run_def, steps),
-     .loc_offset = OFF1(shard_run_def, steps_loc), .r = GT(0)},
-    {.key = "end_time", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1, .offset = offsetof(shard_run_def, end_time),
-     .loc_offset = OFF1(shard_run_def, end_time_loc), .r = GT(0)},
-    {.key = "dt", .kind = FK_NUMBER, .flags = F_AUTO, .offset = offsetof(shard_run_def, dt),
-     .loc_offset = OFF1(shard_run_def, dt_loc), .r = GT(0)},
-    {.key = "dt_safety", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, dt_safety), .r = IN('(', 0, 1, ']'),
+    {.key = "steps",
+     .kind = FK_INT,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_run_def, steps),
+     .loc_offset = OFF1(shard_run_def, steps_loc),
+     .r = GT(0)},
+    {.key = "end_time",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_run_def, end_time),
+     .loc_offset = OFF1(shard_run_def, end_time_loc),
+     .r = GT(0)},
+    {.key = "dt",
+     .kind = FK_NUMBER,
+     .flags = F_AUTO,
+     .offset = offsetof(shard_run_def, dt),
+     .loc_offset = OFF1(shard_run_def, dt_loc),
+     .r = GT(0)},
+    {.key = "dt_safety",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_run_def, dt_safety),
+     .r = IN('(', 0, 1, ']'),
      .def = {0.4}},
     {.key = "diagnostics_every", .kind = FK_INT, .offset = offsetof(shard_run_def, diagnostics_every), .r = GE(0)},
-    {.key = "output_dir", .kind = FK_STRING, .offset = offsetof(shard_run_def, output_dir), .size = SHARD_PATH_MAX,
+    {.key = "output_dir",
+     .kind = FK_STRING,
+     .offset = offsetof(shard_run_def, output_dir),
+     .size = SHARD_PATH_MAX,
      .def_str = "shard-out"},
     {.key = "skin", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, skin), .r = GT(0), .def = {0.5}},
-    {.key = "svd_threshold", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, svd_threshold),
-     .r = IN('(', 0, 1, ')'), .def = {1e-3}},
-    {.key = "collision_passes", .kind = FK_INT, .offset = offsetof(shard_run_def, collision_passes), .r = GE(0),
+    {.key = "svd_threshold",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_run_def, svd_threshold),
+     .r = IN('(', 0, 1, ')'),
+     .def = {1e-3}},
+    {.key = "collision_passes",
+     .kind = FK_INT,
+     .offset = offsetof(shard_run_def, collision_passes),
+     .r = GE(0),
      .def = {8}},
 };
 static const shard_scene_section run_section = SECTION(run_rows, 0, NULL);
@@ -47,12 +73,14 @@ static const shard_scene_section run_section = SECTION(run_rows, 0, NULL);
 
 /* A sequence of field names, each at most once.  An empty sequence is allowed: position and global_id are
  * always written. */
-static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                           void *target)
 {
     unsigned *mask = target;
     char what[80];
     if (n->type != YN_SEQ)
-        return shard_scene_fail(c, n, path, "expected a sequence of field names, got %s", shard_scene_describe(what, n));
+        return shard_scene_fail(c, n, path, "expected a sequence of field names, got %s",
+                                shard_scene_describe(what, n));
     *mask = SHARD_OUT_ALWAYS;
     unsigned given = 0;
     for (size_t i = 0; i < n->n; i++) {
@@ -65,7 +93,8 @@ static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene
             size_t used = 0;
             for (int j = 0; j < SHARD_OUT_COUNT; j++)
                 shard_list_append(allowed, sizeof allowed, &used, shard_output_fields[j].name);
-            return shard_scene_fail(c, k, sub, "unknown field %s (allowed: %s)", shard_scene_describe(what, k), allowed);
+            return shard_scene_fail(c, k, sub, "unknown field %s (allowed: %s)", shard_scene_describe(what, k),
+                                    allowed);
         }
         if (given & 1u << f)
             return shard_scene_fail(c, k, sub, "field '%s' is listed twice", shard_output_fields[f].name);
@@ -76,20 +105,39 @@ static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene
 }
 
 static const shard_scene_field output_rows[] = {
-    {.key = "every", .kind = FK_INT, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_output_def, interval.every), .r = GT(0)},
-    {.key = "every_time", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_output_def, interval.every_time), .r = GT(0)},
-    {.key = "fields", .kind = FK_CUSTOM, .offset = offsetof(shard_output_def, fields), .parse = shard_scene_parse_output_fields},
+    {.key = "every",
+     .kind = FK_INT,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_output_def, interval.every),
+     .r = GT(0)},
+    {.key = "every_time",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_output_def, interval.every_time),
+     .r = GT(0)},
+    {.key = "fields",
+     .kind = FK_CUSTOM,
+     .offset = offsetof(shard_output_def, fields),
+     .parse = shard_scene_parse_output_fields},
     {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_output_def, dir), .size = SHARD_PATH_MAX},
 };
 static const shard_scene_section output_section = SECTION(output_rows, 0, NULL);
 
 static const shard_scene_field checkpoint_rows[] = {
-    {.key = "every", .kind = FK_INT, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_checkpoint_def, interval.every), .r = GT(0)},
-    {.key = "every_time", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_checkpoint_def, interval.every_time), .r = GT(0)},
+    {.key = "every",
+     .kind = FK_INT,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_checkpoint_def, interval.every),
+     .r = GT(0)},
+    {.key = "every_time",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_checkpoint_def, interval.every_time),
+     .r = GT(0)},
     {.key = "keep", .kind = FK_INT, .offset = offsetof(shard_checkpoint_def, keep), .r = GE(1), .def = {2}},
     {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_checkpoint_def, dir), .size = SHARD_PATH_MAX},
 };
@@ -113,18 +161,23 @@ static int shard_scene_parse_checkpoint(shard_scene_ctx *c, const shard_scene_no
     return shard_scene_parse_section(c, n, path, &checkpoint_section, o);
 }
 
-static int shard_scene_parse_relax_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
-                                          void *target)
+static int shard_scene_parse_relax_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     static const char *const names[] = {[SHARD_RELAX_DYNAMIC] = "dynamic", [SHARD_RELAX_CG] = "cg"};
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_relax_def *)target)->method);
 }
 
 static const shard_scene_field relax_rows[] = {
-    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, tolerance), .r = IN('(', 0, 1, ')'),
+    {.key = "tolerance",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_relax_def, tolerance),
+     .r = IN('(', 0, 1, ')'),
      .def = {1e-4}},
     {.key = "max_steps", .kind = FK_INT, .offset = offsetof(shard_relax_def, max_steps), .r = GT(0), .def = {100000}},
-    {.key = "dt_safety", .kind = FK_NUMBER, .offset = offsetof(shard_relax_def, dt_safety), .r = IN('(', 0, 1, ']'),
+    {.key = "dt_safety",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_relax_def, dt_safety),
+     .r = IN('(', 0, 1, ']'),
      .def = {0.9}},
     {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_relax_method},
 };
@@ -153,13 +206,12 @@ static int shard_scene_parse_fragments(shard_scene_ctx *c, const shard_scene_nod
 static int shard_scene_parse_balance_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
                                             void *target)
 {
-    static const char *const names[] = {[SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc",
-                                        [SHARD_BALANCE_GRAPH] = "graph"};
+    static const char *const names[] = {
+        [SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc", [SHARD_BALANCE_GRAPH] = "graph"};
     return shard_scene_parse_choice(c, n, path, names, 3, &((shard_balance_def *)target)->method);
 }
 
-static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
-                                          void *target)
+static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     static const char *const names[] = {[SHARD_BALANCE_COST_TIME] = "time", [SHARD_BALANCE_COST_COUNTS] = "counts"};
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_balance_def *)target)->cost);
@@ -167,11 +219,13 @@ static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_
 
 static const shard_scene_field balance_rows[] = {
     {.key = "every", .kind = FK_INT, .offset = offsetof(shard_balance_def, every), .r = GE(1), .def = {100}},
-    {.key = "threshold", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, threshold), .r = GE(1),
-     .def = {1.1}},
+    {.key = "threshold", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, threshold), .r = GE(1), .def = {1.1}},
     {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_method},
     {.key = "cost", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_cost},
-    {.key = "ghost_growth", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, ghost_growth), .r = GE(0),
+    {.key = "ghost_growth",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_balance_def, ghost_growth),
+     .r = GE(0),
      .def = {2.0}},
 };
 /* ghost_growth: 0 (never) or a factor >= 1 (a factor below 1 would repartition at every check). */
@@ -198,12 +252,17 @@ static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node 
 
 static const shard_scene_field rigid_rows[] = {
     {.key = "iterations", .kind = FK_INT, .offset = offsetof(shard_rigid_def, iterations), .r = GE(1), .def = {300}},
-    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0),
-     .def = {1e-6}},
-    {.key = "restitution_threshold", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, restitution_threshold),
-     .r = GE(0), .def = {0.05}},
-    {.key = "position_correction", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, position_correction),
-     .r = IN('[', 0, 1, ']'), .def = {0.2}},
+    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0), .def = {1e-6}},
+    {.key = "restitution_threshold",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_rigid_def, restitution_threshold),
+     .r = GE(0),
+     .def = {0.05}},
+    {.key = "position_correction",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_rigid_def, position_correction),
+     .r = IN('[', 0, 1, ']'),
+     .def = {0.2}},
     {.key = "slop", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, slop), .r = GE(0), .def = {0.001}},
     {.key = "margin", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, margin), .r = GE(0), .def = {0.5}},
 };
@@ -219,7 +278,10 @@ static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node
 }
 
 static const shard_scene_field catalyst_rows[] = {
-    {.key = "script", .kind = FK_STRING, .flags = F_REQUIRED, .offset = offsetof(shard_catalyst_def, script),
+    {.key = "script",
+     .kind = FK_STRING,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_catalyst_def, script),
      .size = SHARD_PATH_MAX},
     {.key = "every", .kind = FK_INT, .offset = offsetof(shard_catalyst_def, every), .r = GE(1), .def = {1}},
 };
@@ -237,7 +299,8 @@ static int shard_scene_parse_catalyst(shard_scene_ctx *c, const shard_scene_node
         return shard_scene_parse_section(c, n, path, &catalyst_section, d);
     }
     if (n->type != YN_SEQ)
-        return shard_scene_fail(c, n, path, "expected {script: FILE, every: N} or a sequence of them, got %s", shard_scene_describe(what, n));
+        return shard_scene_fail(c, n, path, "expected {script: FILE, every: N} or a sequence of them, got %s",
+                                shard_scene_describe(what, n));
     if (n->n > SHARD_CATALYST_MAX)
         return shard_scene_fail(c, n, path, "at most %d scripts, got %zu", SHARD_CATALYST_MAX, n->n);
     for (size_t i = 0; i < n->n; i++) {
@@ -259,10 +322,15 @@ static const shard_scene_field top_rows[] = {
     {.key = "bodies", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_bodies},
     {.key = "obstacles", .kind = FK_CUSTOM, .parse = shard_scene_parse_obstacles},
     {.key = "output", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, output), .parse = shard_scene_parse_output},
-    {.key = "checkpoint", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, checkpoint), .parse = shard_scene_parse_checkpoint},
+    {.key = "checkpoint",
+     .kind = FK_CUSTOM,
+     .offset = offsetof(shard_scene, checkpoint),
+     .parse = shard_scene_parse_checkpoint},
     {.key = "catalyst", .kind = FK_CUSTOM, .parse = shard_scene_parse_catalyst},
     {.key = "relax", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, relax), .parse = shard_scene_parse_relax},
-    {.key = "fragments", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, fragments),
+    {.key = "fragments",
+     .kind = FK_CUSTOM,
+     .offset = offsetof(shard_scene, fragments),
      .parse = shard_scene_parse_fragments},
     {.key = "balance", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, balance), .parse = shard_scene_parse_balance},
     {.key = "rigid", .kind = FK_MAP, .offset = offsetof(shard_scene, rigid), .sub = &rigid_section},
@@ -290,8 +358,7 @@ static int shard_scene_check_text(const char *path, const char *text, size_t len
 {
     const unsigned char *u = (const unsigned char *)text;
     if (len >= 2 && ((u[0] == 0xff && u[1] == 0xfe) || (u[0] == 0xfe && u[1] == 0xff)))
-        return shard_error_set(err, SHARD_EXIT_INPUT, "%s:1:1: the file is UTF-16 text; save the scene as UTF-8",
-                               path);
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s:1:1: the file is UTF-16 text; save the scene as UTF-8", path);
     int line = 1, col = 1;
     for (size_t i = 0; i < len;) {
         unsigned c = u[i];
@@ -300,11 +367,15 @@ static int shard_scene_check_text(const char *path, const char *text, size_t len
         for (size_t k = 1; ok && k < n; k++)
             ok = (u[i + k] & 0xc0) == 0x80;
         if (c == 0)
-            return shard_error_set(err, SHARD_EXIT_INPUT, "%s:%d:%d: the file holds a NUL byte: a scene is a text "
-                                   "file (is this the right file?)", path, line, col);
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s:%d:%d: the file holds a NUL byte: a scene is a text "
+                                   "file (is this the right file?)",
+                                   path, line, col);
         if (!ok)
-            return shard_error_set(err, SHARD_EXIT_INPUT, "%s:%d:%d: not UTF-8 text (byte 0x%02x): save the scene "
-                                   "as UTF-8", path, line, col, c);
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s:%d:%d: not UTF-8 text (byte 0x%02x): save the scene "
+                                   "as UTF-8",
+                                   path, line, col, c);
         if (c == '\n')
             line++, col = 1;
         else
@@ -331,10 +402,12 @@ int shard_scene_parse(const char *path, const char *text, size_t len, shard_scen
         const shard_scene_node *root = tree.root;
         char what[80];
         if (!root || (root->type == YN_SCALAR && shard_scene_is_null(root)))
-            rc = shard_scene_fail(&ctx, root, "", "the file is empty (expected a mapping with keys run, materials, bodies)");
+            rc = shard_scene_fail(&ctx, root, "",
+                                  "the file is empty (expected a mapping with keys run, materials, bodies)");
         else if (root->type != YN_MAP)
-            rc = shard_scene_fail(&ctx, root, "", "expected a mapping with keys run, materials, bodies at the top level, got %s",
-                      shard_scene_describe(what, root));
+            rc = shard_scene_fail(&ctx, root, "",
+                                  "expected a mapping with keys run, materials, bodies at the top level, got %s",
+                                  shard_scene_describe(what, root));
         else
             rc = shard_scene_parse_section(&ctx, root, "", &top_section, scene);
     }

@@ -15,16 +15,17 @@
  * Shapes
  * ------------------------------------------------------------------------------------------------------------ */
 
-static int shard_scene_check_box_corners(shard_scene_ctx *c, const shard_scene_node *node, const char *path, const double min[3],
-                             const double max[3])
+static int shard_scene_check_box_corners(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                                         const double min[3], const double max[3])
 {
     static const char axis[] = "xyz";
     for (int d = 0; d < 3; d++)
         if (!(min[d] < max[d])) {
             char sub[KEY_MAX], a[32], b[32];
             shard_scene_child_path(sub, path, "max");
-            return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub, "must be greater than min in every component, got %c: max %s <= min %s",
-                        axis[d], shard_scene_fmt_num(a, max[d]), shard_scene_fmt_num(b, min[d]));
+            return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
+                                    "must be greater than min in every component, got %c: max %s <= min %s", axis[d],
+                                    shard_scene_fmt_num(a, max[d]), shard_scene_fmt_num(b, min[d]));
         }
     return 0;
 }
@@ -41,7 +42,8 @@ static int shard_scene_check_cylinder(shard_scene_ctx *c, const shard_scene_node
     if (s->p0[0] == s->p1[0] && s->p0[1] == s->p1[1] && s->p0[2] == s->p1[2]) {
         char sub[KEY_MAX];
         shard_scene_child_path(sub, path, "p1");
-        return shard_scene_fail(c, shard_scene_map_get(node, "p1", NULL), sub, "must differ from p0 (the cylinder has no axis)");
+        return shard_scene_fail(c, shard_scene_map_get(node, "p1", NULL), sub,
+                                "must differ from p0 (the cylinder has no axis)");
     }
     return 0;
 }
@@ -66,8 +68,12 @@ static const shard_scene_field cylinder_rows[] = {
     {.key = "radius", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_shape, radius), .r = GT(0)},
 };
 static const shard_scene_field mesh_rows[] = {
-    {.key = "file", .kind = FK_STRING, .flags = F_REQUIRED, .offset = offsetof(shard_shape, file),
-     .size = SHARD_PATH_MAX, .loc_offset = OFF1(shard_shape, file_loc)},
+    {.key = "file",
+     .kind = FK_STRING,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_shape, file),
+     .size = SHARD_PATH_MAX,
+     .loc_offset = OFF1(shard_shape, file_loc)},
     {.key = "scale", .kind = FK_NUMBER, .offset = offsetof(shard_shape, scale), .r = GT(0), .def = {1}},
     {.key = "translate", .kind = FK_VEC3, .offset = offsetof(shard_shape, translate)},
 };
@@ -117,7 +123,10 @@ static const shard_scene_field grid_rows[] = {
     {.key = "corner", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, p0)},
     {.key = "u", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, u)},
     {.key = "v", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, v)},
-    {.key = "divisions", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_shape, divisions),
+    {.key = "divisions",
+     .kind = FK_CUSTOM,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_shape, divisions),
      .parse = shard_scene_parse_divisions},
 };
 static const shard_scene_section grid_section = SECTION(grid_rows, 0, shard_scene_check_grid);
@@ -128,16 +137,25 @@ static const shard_scene_section mesh_section = SECTION(mesh_rows, 0, shard_scen
 
 static const shard_scene_field shape_rows[] = {
     {.key = "box", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &box_section, .variant = SHARD_SHAPE_BOX},
-    {.key = "sphere", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &sphere_section,
+    {.key = "sphere",
+     .kind = FK_MAP,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .sub = &sphere_section,
      .variant = SHARD_SHAPE_SPHERE},
-    {.key = "cylinder", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &cylinder_section,
+    {.key = "cylinder",
+     .kind = FK_MAP,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .sub = &cylinder_section,
      .variant = SHARD_SHAPE_CYLINDER},
     {.key = "mesh", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &mesh_section, .variant = SHARD_SHAPE_MESH},
     {.key = "grid", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &grid_section, .variant = SHARD_SHAPE_GRID},
 };
 static const shard_scene_section shape_section = SECTION(shape_rows, OFF1(shard_shape, kind), NULL);
 
-static int shard_scene_parse_shape(shard_scene_ctx *c, const shard_scene_node *n, const char *path, shard_shape *s, bool allow_mesh)
+static int shard_scene_parse_shape(shard_scene_ctx *c, const shard_scene_node *n, const char *path, shard_shape *s,
+                                   bool allow_mesh)
 {
     memset(s, 0, sizeof *s);
     s->scale = 1;
@@ -184,27 +202,46 @@ static int shard_scene_parse_surface(shard_scene_ctx *c, const shard_scene_node 
 }
 
 static const shard_scene_field contact_rows[] = {
-    {.key = "stiffness", .kind = FK_NUMBER, .flags = F_AUTO, .offset = offsetof(shard_material, contact_stiffness),
+    {.key = "stiffness",
+     .kind = FK_NUMBER,
+     .flags = F_AUTO,
+     .offset = offsetof(shard_material, contact_stiffness),
      .r = GT(0)},
-    {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, contact_damping), .r = IN('[', 0, 1, ']'),
+    {.key = "damping",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_material, contact_damping),
+     .r = IN('[', 0, 1, ']'),
      .def = {0.1}},
     {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_material, friction), .r = GE(0), .def = {0.5}},
-    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_material, restitution),
-     .r = IN('[', 0, 1, ']')},
+    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_material, restitution), .r = IN('[', 0, 1, ']')},
     {.key = "surface", .kind = FK_CUSTOM, .parse = shard_scene_parse_surface},
 };
 static const shard_scene_section contact_section = SECTION(contact_rows, 0, NULL);
 
 /* fracture: exactly one criterion, and an optional Weibull scatter of the thresholds (fracture.h). */
 static const shard_scene_field fracture_rows[] = {
-    {.key = "critical_stretch", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_STRETCH},
-    {.key = "energy_release_rate", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_ENERGY},
-    {.key = "tensile_strength", .kind = FK_NUMBER, .flags = F_REQUIRED, .group = 1,
-     .offset = offsetof(shard_fracture_def, value), .r = GT(0), .variant = SHARD_FRACTURE_RANKINE},
-    {.key = "weibull_modulus", .kind = FK_NUMBER, .offset = offsetof(shard_fracture_def, weibull_modulus),
-     .r = GE(0)},
+    {.key = "critical_stretch",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_fracture_def, value),
+     .r = GT(0),
+     .variant = SHARD_FRACTURE_STRETCH},
+    {.key = "energy_release_rate",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_fracture_def, value),
+     .r = GT(0),
+     .variant = SHARD_FRACTURE_ENERGY},
+    {.key = "tensile_strength",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .offset = offsetof(shard_fracture_def, value),
+     .r = GT(0),
+     .variant = SHARD_FRACTURE_RANKINE},
+    {.key = "weibull_modulus", .kind = FK_NUMBER, .offset = offsetof(shard_fracture_def, weibull_modulus), .r = GE(0)},
     {.key = "weibull_seed", .kind = FK_INT, .offset = offsetof(shard_fracture_def, weibull_seed), .r = GE(0)},
 };
 static const shard_scene_section fracture_section = SECTION(fracture_rows, OFF1(shard_fracture_def, criterion), NULL);
@@ -219,18 +256,30 @@ static int shard_scene_parse_fracture(shard_scene_ctx *c, const shard_scene_node
 static const shard_scene_field material_rows[] = {
     {.key = "density", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, density), .r = GT(0)},
     {.key = "E", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, E), .r = GT(0)},
-    {.key = "nu", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, nu),
+    {.key = "nu",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_material, nu),
      .r = IN('(', -1, 0.5, ')')},
     {.key = "volume_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_stiffness), .r = GE(0)},
-    {.key = "volume_barrier", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_barrier), .r = GE(0),
+    {.key = "volume_barrier",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_material, volume_barrier),
+     .r = GE(0),
      .def = {1.0}},
-    {.key = "stabilization", .kind = FK_NUMBER, .offset = offsetof(shard_material, stabilization), .r = IN('[', 0, 1, ']'),
-     .def = {0.0}, .loc_offset = OFF1(shard_material, stabilization_loc)},
+    {.key = "stabilization",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_material, stabilization),
+     .r = IN('[', 0, 1, ']'),
+     .def = {0.0},
+     .loc_offset = OFF1(shard_material, stabilization_loc)},
     {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, damping), .r = GE(0)},
     {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
     {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},
     {.key = "contact", .kind = FK_MAP, .sub = &contact_section},
-    {.key = "fracture", .kind = FK_CUSTOM, .offset = offsetof(shard_material, fracture),
+    {.key = "fracture",
+     .kind = FK_CUSTOM,
+     .offset = offsetof(shard_material, fracture),
      .parse = shard_scene_parse_fracture},
 };
 static const shard_scene_section material_section = SECTION(material_rows, 0, NULL);
@@ -240,7 +289,8 @@ int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, c
     shard_scene *s = target;
     char what[80];
     if (n->type != YN_MAP)
-        return shard_scene_fail(c, n, path, "expected a mapping of material names to materials, got %s", shard_scene_describe(what, n));
+        return shard_scene_fail(c, n, path, "expected a mapping of material names to materials, got %s",
+                                shard_scene_describe(what, n));
     if (n->n == 0)
         return shard_scene_fail(c, n, path, "at least one material is required");
     s->materials = shard_calloc(n->n / 2 + 1, sizeof *s->materials);
@@ -254,7 +304,8 @@ int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, c
             return shard_scene_fail(c, k, sub, "material name must be at most %d characters", SHARD_NAME_MAX - 1);
         for (int j = 0; j < s->n_materials; j++)
             if (strcmp(s->materials[j].name, k->text) == 0)
-                return shard_scene_fail(c, k, sub, "duplicate material (first defined at line %d)", s->materials[j].loc.line);
+                return shard_scene_fail(c, k, sub, "duplicate material (first defined at line %d)",
+                                        s->materials[j].loc.line);
         shard_material *m = &s->materials[s->n_materials++];
         memcpy(m->name, k->text, k->len + 1);
         shard_scene_make_loc(&m->loc, v, sub);
@@ -271,7 +322,8 @@ int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, c
  * Bodies
  * ------------------------------------------------------------------------------------------------------------ */
 
-static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                           void *target)
 {
     shard_body_def *b = target;
     const shard_scene *s = c->user;
@@ -319,8 +371,9 @@ static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t m
 }
 
 /* A sequence of constraints, each item read by `item` into a new shard_constraint (after its location). */
-static int shard_scene_parse_constraints(shard_scene_ctx *c, const shard_scene_node *n, const char *path, shard_body_def *b,
-                             const char *what_items, int (*item)(shard_scene_ctx *, const shard_scene_node *, const char *, void *))
+static int shard_scene_parse_constraints(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                         shard_body_def *b, const char *what_items,
+                                         int (*item)(shard_scene_ctx *, const shard_scene_node *, const char *, void *))
 {
     if (shard_scene_is_null(n))
         return 0;
@@ -351,7 +404,10 @@ static int shard_scene_parse_fixed(shard_scene_ctx *c, const shard_scene_node *n
 }
 
 static const shard_scene_field prescribed_rows[] = {
-    {.key = "region", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, region),
+    {.key = "region",
+     .kind = FK_CUSTOM,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_constraint, region),
      .parse = shard_scene_parse_region},
     {.key = "velocity", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, velocity)},
     {.key = "spin", .kind = FK_VEC3, .offset = offsetof(shard_constraint, spin)},
@@ -361,7 +417,8 @@ static const shard_scene_field prescribed_rows[] = {
 };
 static const shard_scene_section prescribed_section = SECTION(prescribed_rows, 0, NULL);
 
-static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
+                                             void *target)
 {
     return shard_scene_parse_section(c, n, path, &prescribed_section, target);
 }
@@ -369,7 +426,7 @@ static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_sce
 static int shard_scene_parse_prescribed(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     return shard_scene_parse_constraints(c, n, path, target, "{region, velocity, spin, center, start, end} mappings",
-                                        shard_scene_parse_prescribed_item);
+                                         shard_scene_parse_prescribed_item);
 }
 
 /* notches: a sequence of boxes {min, max}, each of which may be flat along one axis (a planar pre-crack). */
@@ -385,7 +442,8 @@ static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *n
             shard_scene_child_path(sub, path, "max");
             return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
                                     "must be >= min along every axis, got %c: max %g < min %g (min = max along one "
-                                    "axis makes a planar crack)", axis[d], nt->max[d], nt->min[d]);
+                                    "axis makes a planar crack)",
+                                    axis[d], nt->max[d], nt->min[d]);
         }
         if (nt->min[d] == nt->max[d]) {
             size_t u = strlen(flats);
@@ -394,8 +452,10 @@ static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *n
         }
     }
     if (flat > 1)
-        return shard_scene_fail(c, node, path, "flat along %d axes (%s: min = max), so it is a %s, not a crack: a notch "
-                                "may be flat along one axis only", flat, flats, flat == 2 ? "line" : "point");
+        return shard_scene_fail(c, node, path,
+                                "flat along %d axes (%s: min = max), so it is a %s, not a crack: a notch "
+                                "may be flat along one axis only",
+                                flat, flats, flat == 2 ? "line" : "point");
     return 0;
 }
 
@@ -413,7 +473,10 @@ static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node 
 }
 
 static const shard_scene_field traction_rows[] = {
-    {.key = "region", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_traction, region),
+    {.key = "region",
+     .kind = FK_CUSTOM,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_traction, region),
      .parse = shard_scene_parse_region},
     {.key = "stress", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_traction, stress)},
     {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_traction, start), .r = GE(0)},
@@ -424,26 +487,45 @@ static const shard_scene_section traction_section = SECTION(traction_rows, 0, NU
 static int shard_scene_parse_tractions(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     shard_body_def *b = target;
-    return shard_scene_parse_list(c, n, path, "{region, stress} mappings", &traction_section,
-                                  sizeof(shard_traction), offsetof(shard_traction, loc), (void **)&b->tractions,
-                                  &b->n_tractions);
+    return shard_scene_parse_list(c, n, path, "{region, stress} mappings", &traction_section, sizeof(shard_traction),
+                                  offsetof(shard_traction, loc), (void **)&b->tractions, &b->n_tractions);
 }
 
 /* fixed before prescribed: rows are read in table order, which fixes the order of constraints[]. */
 static const shard_scene_field body_rows[] = {
     {.key = "name", .kind = FK_STRING, .offset = offsetof(shard_body_def, name), .size = SHARD_NAME_MAX},
-    {.key = "kind", .kind = FK_STRING, .offset = offsetof(shard_body_def, kind), .size = SHARD_KIND_MAX,
-     .def_str = "solid", .loc_offset = OFF1(shard_body_def, kind_loc)},
+    {.key = "kind",
+     .kind = FK_STRING,
+     .offset = offsetof(shard_body_def, kind),
+     .size = SHARD_KIND_MAX,
+     .def_str = "solid",
+     .loc_offset = OFF1(shard_body_def, kind_loc)},
     {.key = "material", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_body_material},
-    {.key = "shape", .kind = FK_CUSTOM, .flags = F_REQUIRED, .offset = offsetof(shard_body_def, shape),
+    {.key = "shape",
+     .kind = FK_CUSTOM,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_body_def, shape),
      .parse = shard_scene_parse_body_shape},
-    {.key = "spacing", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, spacing), .r = GT(0),
+    {.key = "spacing",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_body_def, spacing),
+     .r = GT(0),
      .loc_offset = OFF1(shard_body_def, spacing_loc)},
-    {.key = "thickness", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, thickness), .r = GT(0),
+    {.key = "thickness",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_body_def, thickness),
+     .r = GT(0),
      .loc_offset = OFF1(shard_body_def, thickness_loc)},
-    {.key = "bending_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, bending),
-     .r = GE(0), .def = {-1}, .loc_offset = OFF1(shard_body_def, bending_loc)},
-    {.key = "support", .kind = FK_NUMBER, .offset = offsetof(shard_body_def, support), .r = IN('(', 1, 4, ']'),
+    {.key = "bending_stiffness",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_body_def, bending),
+     .r = GE(0),
+     .def = {-1},
+     .loc_offset = OFF1(shard_body_def, bending_loc)},
+    {.key = "support",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_body_def, support),
+     .r = IN('(', 1, 4, ']'),
      .def = {2.2}},
     {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
@@ -471,8 +553,9 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
             const shard_scene_node *v = shard_scene_map_get(node, surface_keys[k], NULL);
             if (v) {
                 shard_scene_child_path(sub, path, surface_keys[k]);
-                return shard_scene_fail(c, v, sub, "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
-                                                   "not for a body of this shape");
+                return shard_scene_fail(c, v, sub,
+                                        "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
+                                        "not for a body of this shape");
             }
         }
         return 0;
@@ -517,8 +600,8 @@ int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, cons
                 const shard_scene_node *name = shard_scene_map_get(n->kids[i], "name", NULL);
                 char key[KEY_MAX];
                 shard_scene_child_path(key, sub, "name");
-                return shard_scene_fail(c, name ? name : n->kids[i], name ? key : sub, "duplicate body name '%s' (also %s)",
-                            b->name, s->bodies[j].loc.key);
+                return shard_scene_fail(c, name ? name : n->kids[i], name ? key : sub,
+                                        "duplicate body name '%s' (also %s)", b->name, s->bodies[j].loc.key);
             }
     }
     return 0;
@@ -542,7 +625,8 @@ static int shard_scene_check_plane(shard_scene_ctx *c, const shard_scene_node *n
     return 0;
 }
 
-static int shard_scene_check_obstacle_box(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
+static int shard_scene_check_obstacle_box(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                                          void *base)
 {
     const shard_obstacle_def *o = base;
     return shard_scene_check_box_corners(c, node, path, o->min, o->max);
@@ -554,7 +638,10 @@ static const shard_scene_field plane_rows[] = {
 };
 static const shard_scene_field obstacle_sphere_rows[] = {
     {.key = "center", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, center)},
-    {.key = "radius", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, radius),
+    {.key = "radius",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_obstacle_def, radius),
      .r = GT(0)},
 };
 static const shard_scene_field obstacle_box_rows[] = {
@@ -566,20 +653,40 @@ static const shard_scene_section obstacle_sphere_section = SECTION(obstacle_sphe
 static const shard_scene_section obstacle_box_section = SECTION(obstacle_box_rows, 0, shard_scene_check_obstacle_box);
 
 static const shard_scene_field obstacle_rows[] = {
-    {.key = "plane", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &plane_section,
+    {.key = "plane",
+     .kind = FK_MAP,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .sub = &plane_section,
      .variant = SHARD_OBSTACLE_PLANE},
-    {.key = "sphere", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &obstacle_sphere_section,
+    {.key = "sphere",
+     .kind = FK_MAP,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .sub = &obstacle_sphere_section,
      .variant = SHARD_OBSTACLE_SPHERE},
-    {.key = "box", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &obstacle_box_section,
+    {.key = "box",
+     .kind = FK_MAP,
+     .flags = F_REQUIRED,
+     .group = 1,
+     .sub = &obstacle_box_section,
      .variant = SHARD_OBSTACLE_BOX},
     {.key = "name", .kind = FK_STRING, .offset = offsetof(shard_obstacle_def, name), .size = SHARD_NAME_MAX},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_obstacle_def, velocity)},
     {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, friction), .r = GE(0), .def = {0.5}},
-    {.key = "stiffness", .kind = FK_NUMBER, .flags = F_AUTO, .offset = offsetof(shard_obstacle_def, stiffness),
+    {.key = "stiffness",
+     .kind = FK_NUMBER,
+     .flags = F_AUTO,
+     .offset = offsetof(shard_obstacle_def, stiffness),
      .r = GT(0)},
-    {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, damping), .r = IN('[', 0, 1, ']'),
+    {.key = "damping",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_obstacle_def, damping),
+     .r = IN('[', 0, 1, ']'),
      .def = {0.1}},
-    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, restitution),
+    {.key = "restitution",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_obstacle_def, restitution),
      .r = IN('[', 0, 1, ']')},
 };
 static const shard_scene_section obstacle_section = SECTION(obstacle_rows, OFF1(shard_obstacle_def, kind), NULL);

@@ -82,7 +82,8 @@ static void shard_scene_diag_sink(struct fy_diag *diag, void *user, const char *
     (void)len;
 }
 
-static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...)
 {
     char msg[512];
@@ -156,7 +157,8 @@ int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, sh
                     node = t->all[i];
             /* The event's mark is the anchor name's, one past the '*'. */
             if (!node)
-                rc = shard_scene_syntax_error(c, last_line, last_col > 1 ? last_col - 1 : 1, "undefined alias '*%s'", name);
+                rc = shard_scene_syntax_error(c, last_line, last_col > 1 ? last_col - 1 : 1, "undefined alias '*%s'",
+                                              name);
             free(name);
             break;
         }
@@ -169,7 +171,8 @@ int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, sh
             break;
         }
         if (!rc && node && n_docs > 1)
-            rc = shard_scene_syntax_error(c, node->line, node->col, "a scene file holds one YAML document, found a second one");
+            rc = shard_scene_syntax_error(c, node->line, node->col,
+                                          "a scene file holds one YAML document, found a second one");
         if (!rc && node) {
             if (depth > 0)
                 shard_scene_ynode_append(stack[depth - 1], node);
@@ -192,7 +195,8 @@ int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, sh
             if (de->type >= FYET_ERROR && !first)
                 first = de;
         if (first)
-            rc = shard_scene_syntax_error(c, first->line, first->column, "%s", first->msg ? first->msg : "invalid YAML");
+            rc =
+                shard_scene_syntax_error(c, first->line, first->column, "%s", first->msg ? first->msg : "invalid YAML");
         else
             rc = shard_scene_syntax_error(c, last_line, last_col, "invalid YAML");
     }
@@ -254,8 +258,8 @@ const char *shard_scene_fmt_num(char buf[32], double v)
 bool shard_scene_is_null(const shard_scene_node *n)
 {
     return n->type == YN_SCALAR && n->plain &&
-           (n->len == 0 || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0 ||
-            strcmp(n->text, "Null") == 0 || strcmp(n->text, "NULL") == 0);
+           (n->len == 0 || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0 || strcmp(n->text, "Null") == 0 ||
+            strcmp(n->text, "NULL") == 0);
 }
 
 /* "'abc'", "an empty value", "a mapping", "a sequence": what was found where something else was expected. */
@@ -321,7 +325,8 @@ static bool shard_scene_looks_nonfinite(const char *s)
 }
 
 /* A finite number, or with allow_auto the word 'auto' (*is_auto set, *out = 0). */
-int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const char *path, bool allow_auto, double *out, bool *is_auto)
+int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const char *path, bool allow_auto,
+                           double *out, bool *is_auto)
 {
     char what[80];
     const char *expected = allow_auto ? "a number or 'auto'" : "a number";
@@ -353,7 +358,8 @@ static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, c
     if (n->type != YN_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %s", shard_scene_describe(what, n));
     if (n->n != 3)
-        return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %zu item%s", n->n, n->n == 1 ? "" : "s");
+        return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %zu item%s", n->n,
+                                n->n == 1 ? "" : "s");
     for (size_t i = 0; i < 3; i++) {
         char sub[KEY_MAX];
         shard_scene_index_path(sub, path, i);
@@ -364,7 +370,8 @@ static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, c
     return 0;
 }
 
-static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n, const char *path, char *out, size_t size)
+static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n, const char *path, char *out,
+                                  size_t size)
 {
     char what[80];
     if (n->type != YN_SCALAR || shard_scene_is_null(n))
@@ -398,14 +405,16 @@ static void shard_scene_describe_range(char buf[96], const shard_scene_range *r)
 {
     char a[32], b[32];
     if (r->lo_kind && r->hi_kind)
-        snprintf(buf, 96, "must be in %c%s, %s%c", r->lo_kind, shard_scene_fmt_num(a, r->lo), shard_scene_fmt_num(b, r->hi), r->hi_kind);
+        snprintf(buf, 96, "must be in %c%s, %s%c", r->lo_kind, shard_scene_fmt_num(a, r->lo),
+                 shard_scene_fmt_num(b, r->hi), r->hi_kind);
     else if (r->lo_kind)
         snprintf(buf, 96, "must be %s %s", r->lo_kind == '(' ? ">" : ">=", shard_scene_fmt_num(a, r->lo));
     else
         snprintf(buf, 96, "must be %s %s", r->hi_kind == ')' ? "<" : "<=", shard_scene_fmt_num(a, r->hi));
 }
 
-const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key, const shard_scene_node **key_node)
+const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key,
+                                            const shard_scene_node **key_node)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2)
         if (map->kids[i]->type == YN_SCALAR && strcmp(map->kids[i]->text, key) == 0) {
@@ -442,7 +451,8 @@ static void shard_scene_group_keys(char *buf, size_t size, const shard_scene_sec
 }
 
 /* File-order checks of a mapping's keys: scalars, known, not repeated, at most one per group. */
-static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *map, const char *path, const shard_scene_section *sec)
+static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *map, const char *path,
+                                  const shard_scene_section *sec)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const shard_scene_node *k = map->kids[i];
@@ -466,14 +476,16 @@ static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *ma
             if (f->group && pf->group == f->group) {
                 char keys[256];
                 shard_scene_group_keys(keys, sizeof keys, sec, f->group);
-                return shard_scene_fail(c, k, sub, "cannot be combined with '%s' (give exactly one of %s)", prev->text, keys);
+                return shard_scene_fail(c, k, sub, "cannot be combined with '%s' (give exactly one of %s)", prev->text,
+                                        keys);
             }
         }
     }
     return 0;
 }
 
-static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *val, const char *path, const shard_scene_field *f, void *base)
+static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *val, const char *path,
+                                   const shard_scene_field *f, void *base)
 {
     void *target = (char *)base + f->offset;
     char what[80], rng[96], num[32];
@@ -486,7 +498,8 @@ static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *v
             return rc;
         if (!is_auto && !shard_scene_in_range(&f->r, v)) {
             shard_scene_describe_range(rng, &f->r);
-            return shard_scene_fail(c, val, path, "%s%s, got %s", rng, f->flags & F_AUTO ? " or 'auto'" : "", shard_scene_fmt_num(num, v));
+            return shard_scene_fail(c, val, path, "%s%s, got %s", rng, f->flags & F_AUTO ? " or 'auto'" : "",
+                                    shard_scene_fmt_num(num, v));
         }
         *(double *)target = v;
         return 0;
@@ -540,7 +553,8 @@ static void shard_scene_set_default(const shard_scene_field *f, void *base)
 
 /* Reads the mapping `node` into base by the table.  With node NULL (an absent optional map, c NULL too) it
  * only writes the defaults: such maps have no required keys. */
-int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path, const shard_scene_section *sec, void *base)
+int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                              const shard_scene_section *sec, void *base)
 {
     char what[80];
     int rc;
@@ -591,8 +605,8 @@ int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, 
 }
 
 /* A scalar that must be one of names[0..n): its index into *out, or a failure listing them. */
-int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
-                             const char *const *names, int count, int *out)
+int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *const *names,
+                             int count, int *out)
 {
     char what[80], list[160] = "";
     if (n->type == YN_SCALAR && !shard_scene_is_null(n))
@@ -603,7 +617,10 @@ int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, cons
             }
     size_t used = 0;
     for (int k = 0; k < count; k++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'", k == 0 ? "" : k + 1 == count ? " or " : ", ",
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s'%s'",
+                                 k == 0           ? ""
+                                 : k + 1 == count ? " or "
+                                                  : ", ",
                                  names[k]);
     return shard_scene_fail(c, n, path, "expected %s, got %s", list, shard_scene_describe(what, n));
 }
@@ -613,15 +630,15 @@ int shard_scene_check_list(shard_scene_ctx *c, const shard_scene_node *n, const 
 {
     char what[80];
     if (n->type != YN_SEQ)
-        return shard_scene_fail(c, n, path, "expected a sequence of %s, got %s", what_items, shard_scene_describe(what, n));
+        return shard_scene_fail(c, n, path, "expected a sequence of %s, got %s", what_items,
+                                shard_scene_describe(what, n));
     return 0;
 }
 
 /* A sequence of mappings, each read with `section` into a new element (elem bytes, its shard_src_loc at
  * loc_offset) of *items, *count of them (an empty or null value: none). */
 int shard_scene_parse_list(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *what,
-                           const shard_scene_section *section, size_t elem, size_t loc_offset, void **items,
-                           int *count)
+                           const shard_scene_section *section, size_t elem, size_t loc_offset, void **items, int *count)
 {
     if (shard_scene_is_null(n))
         return 0;
@@ -643,7 +660,8 @@ int shard_scene_parse_list(shard_scene_ctx *c, const shard_scene_node *n, const 
 
 /* Relative file paths (meshes, in-situ scripts) are taken from the scene file's folder, so a scene can be run
  * from anywhere. */
-int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, const char *key, char file[SHARD_PATH_MAX])
+int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, const char *key,
+                             char file[SHARD_PATH_MAX])
 {
     const char *dir = c->dir;
     if (file[0] == '/' || strcmp(dir, ".") == 0)

@@ -45,13 +45,13 @@ typedef enum shard_scene_node_type { YN_SCALAR, YN_SEQ, YN_MAP } shard_scene_nod
 
 typedef struct shard_scene_node {
     shard_scene_node_type type;
-    int line, col;        /* 1-based */
-    bool plain;           /* scalar written without quotes (only plain scalars can mean null) */
-    char *text;           /* scalar: NUL-terminated content */
+    int line, col; /* 1-based */
+    bool plain;    /* scalar written without quotes (only plain scalars can mean null) */
+    char *text;    /* scalar: NUL-terminated content */
     size_t len;
-    char *anchor;         /* "&name" given on this node, for later aliases */
-    bool complete;        /* all of the node has been read (its end event seen) */
-    struct shard_scene_node **kids;  /* sequence: items; mapping: key, value, key, value, ... */
+    char *anchor;                   /* "&name" given on this node, for later aliases */
+    bool complete;                  /* all of the node has been read (its end event seen) */
+    struct shard_scene_node **kids; /* sequence: items; mapping: key, value, key, value, ... */
     size_t n, cap;
 } shard_scene_node;
 
@@ -65,7 +65,7 @@ typedef struct shard_scene_ctx {
     const char *file; /* the scene path, first in every message */
     const char *dir;  /* the scene's folder, against which relative file names are resolved */
     shard_error *err;
-    void *user;       /* the caller's state, for its custom parsers and checks (the scene reader: the scene) */
+    void *user; /* the caller's state, for its custom parsers and checks (the scene reader: the scene) */
 } shard_scene_ctx;
 
 /* A NUL-terminated copy of s[0..len). */
@@ -101,8 +101,8 @@ const char *shard_scene_describe(char buf[80], const shard_scene_node *n);
 int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const char *path, bool allow_auto,
                            double *out, bool *is_auto);
 /* A scalar that must be one of names[0..count): its index into *out, or a failure listing them. */
-int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
-                             const char *const *names, int count, int *out);
+int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *const *names,
+                             int count, int *out);
 /* Makes a relative file name relative to the scene's folder (c->dir), in place. */
 int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, const char *key,
                              char file[SHARD_PATH_MAX]);
@@ -131,9 +131,18 @@ typedef struct shard_scene_range {
     double lo, hi;
 } shard_scene_range;
 
-#define GT(a) {.lo_kind = '(', .lo = (a)}
-#define GE(a) {.lo_kind = '[', .lo = (a)}
-#define IN(lk, a, b, hk) {.lo_kind = (lk), .lo = (a), .hi = (b), .hi_kind = (hk)}
+#define GT(a)                                                                                                          \
+    {                                                                                                                  \
+        .lo_kind = '(', .lo = (a)                                                                                      \
+    }
+#define GE(a)                                                                                                          \
+    {                                                                                                                  \
+        .lo_kind = '[', .lo = (a)                                                                                      \
+    }
+#define IN(lk, a, b, hk)                                                                                               \
+    {                                                                                                                  \
+        .lo_kind = (lk), .lo = (a), .hi = (b), .hi_kind = (hk)                                                         \
+    }
 
 /* offsetof + 1, so that 0 (what a row or section that does not set the field gets) can mean "none". */
 #define OFF1(T, m) (offsetof(T, m) + 1)
@@ -146,26 +155,29 @@ typedef struct shard_scene_field {
     const char *key;
     shard_scene_field_kind kind;
     unsigned flags;
-    int group;                 /* nonzero: keys of one group exclude each other */
-    size_t offset;             /* of the value in the section's struct */
-    size_t loc_offset;         /* OFF1 of a shard_src_loc that receives the value's position, or 0 */
+    int group;         /* nonzero: keys of one group exclude each other */
+    size_t offset;     /* of the value in the section's struct */
+    size_t loc_offset; /* OFF1 of a shard_src_loc that receives the value's position, or 0 */
     shard_scene_range r;
-    double def[3];             /* FK_NUMBER, FK_INT (def[0]), FK_VEC3: value when the key is absent */
-    const char *def_str;       /* FK_STRING: value when absent */
-    size_t size;               /* FK_STRING: capacity including the NUL */
+    double def[3];                         /* FK_NUMBER, FK_INT (def[0]), FK_VEC3: value when the key is absent */
+    const char *def_str;                   /* FK_STRING: value when absent */
+    size_t size;                           /* FK_STRING: capacity including the NUL */
     const struct shard_scene_section *sub; /* FK_MAP */
     shard_scene_custom_fn parse;           /* FK_CUSTOM */
-    int variant;               /* group member: stored in the section's variant field when this key is given */
+    int variant; /* group member: stored in the section's variant field when this key is given */
 } shard_scene_field;
 
 typedef struct shard_scene_section {
     const shard_scene_field *fields;
     size_t n;
-    size_t variant_offset; /* OFF1 of the enum (an int) set to the given group member's variant, or 0 */
-    shard_scene_check_fn check;        /* cross-key validation after all keys are read; NULL for none */
+    size_t variant_offset;      /* OFF1 of the enum (an int) set to the given group member's variant, or 0 */
+    shard_scene_check_fn check; /* cross-key validation after all keys are read; NULL for none */
 } shard_scene_section;
 
-#define SECTION(rows, variant_off, chk) {(rows), sizeof(rows) / sizeof((rows)[0]), (variant_off), (chk)}
+#define SECTION(rows, variant_off, chk)                                                                                \
+    {                                                                                                                  \
+        (rows), sizeof(rows) / sizeof((rows)[0]), (variant_off), (chk)                                                 \
+    }
 
 /* The value of key in the mapping (and the key's own node in *key_node), or NULL when it is not given. */
 const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key,

@@ -241,7 +241,7 @@ double shard_cloth_stencil_radius(const shard_cloth_params *cp)
 
 /* Mesh topology.  A directed edge of a triangle: its vertices a -> b, the triangle and its third vertex. */
 typedef struct shard_cloth_edge {
-    int64_t lo, hi;             /* the undirected key */
+    int64_t lo, hi; /* the undirected key */
     int64_t a, b, c, t;
 } shard_cloth_edge;
 
@@ -293,8 +293,11 @@ int shard_cloth_mesh_build(const double *X, int64_t n_vertices, const int64_t *t
             longest = fmax(longest, sqrt(shard_cloth_dot(d, d)));
             cm->radius = fmax(cm->radius, sqrt(shard_cloth_dot(d, d)));
             e[3 * t + q] = (shard_cloth_edge){v[q] < v[(q + 1) % 3] ? v[q] : v[(q + 1) % 3],
-                                              v[q] < v[(q + 1) % 3] ? v[(q + 1) % 3] : v[q], v[q], v[(q + 1) % 3],
-                                              v[(q + 2) % 3], t};
+                                              v[q] < v[(q + 1) % 3] ? v[(q + 1) % 3] : v[q],
+                                              v[q],
+                                              v[(q + 1) % 3],
+                                              v[(q + 2) % 3],
+                                              t};
         }
         if (!(a > 1e-12 * longest * longest)) {
             snprintf(why, len, "triangle %lld (vertices %lld, %lld, %lld) has no area", (long long)t + 1,
@@ -451,8 +454,7 @@ void shard_cloth_tri_rest(const double *X0, const double *X1, const double *X2, 
 }
 
 /* F = [x1 - x0, x2 - x0] Dinv (3 x 2, column-major: F[3 c + k]). */
-static void shard_cloth_gradient(const double *Dinv, const double *x0, const double *x1, const double *x2,
-                                 double F[6])
+static void shard_cloth_gradient(const double *Dinv, const double *x0, const double *x1, const double *x2, double F[6])
 {
     double e1[3], e2[3];
     shard_cloth_sub(x1, x0, e1);
@@ -463,9 +465,8 @@ static void shard_cloth_gradient(const double *Dinv, const double *x0, const dou
     }
 }
 
-double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri *r, const double *x0,
-                            const double *x1, const double *x2, const double *v0, const double *v1,
-                            const double *v2, double f[9])
+double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri *r, const double *x0, const double *x1,
+                            const double *x2, const double *v0, const double *v1, const double *v2, double f[9])
 {
     double F[6], Fd[6];
     shard_cloth_gradient(r->Dinv, x0, x1, x2, F);
@@ -517,9 +518,9 @@ double shard_cloth_dihedral(const double *x0, const double *x1, const double *x2
     shard_cloth_sub(x1, x0, e);
     shard_cloth_sub(x2, x0, a2);
     shard_cloth_sub(x3, x1, a3);
-    shard_cloth_cross(e, a2, n1);        /* (x1 - x0) x (x2 - x0): triangle (x0, x1, x2) */
+    shard_cloth_cross(e, a2, n1); /* (x1 - x0) x (x2 - x0): triangle (x0, x1, x2) */
     double me[3] = {-e[0], -e[1], -e[2]};
-    shard_cloth_cross(me, a3, n2);       /* (x0 - x1) x (x3 - x1): triangle (x1, x0, x3) */
+    shard_cloth_cross(me, a3, n2); /* (x0 - x1) x (x3 - x1): triangle (x1, x0, x3) */
     double le = sqrt(shard_cloth_dot(e, e)), q1 = shard_cloth_dot(n1, n1), q2 = shard_cloth_dot(n2, n2);
     if (g)
         memset(g, 0, 12 * sizeof *g);
@@ -548,8 +549,8 @@ double shard_cloth_dihedral(const double *x0, const double *x1, const double *x2
     return theta;
 }
 
-void shard_cloth_hinge_rest_init(const shard_cloth_params *cp, const double *X0, const double *X1,
-                                 const double *X2, const double *X3, shard_cloth_hinge_rest *r)
+void shard_cloth_hinge_rest_init(const shard_cloth_params *cp, const double *X0, const double *X1, const double *X2,
+                                 const double *X3, shard_cloth_hinge_rest *r)
 {
     double e[3];
     shard_cloth_sub(X1, X0, e);

@@ -44,14 +44,14 @@
  * hinges and the elements of every vertex. */
 typedef struct shard_cloth_mesh {
     int64_t n_vertices, n_triangles, n_hinges;
-    double *X;                  /* 3 per vertex */
-    int64_t *tri;               /* 3 per triangle, as in the file */
-    int64_t *hinge;             /* 4 per hinge, in the order of shard_cloth_hinge */
-    int64_t *vt_start, *vt;     /* the triangles of vertex k: vt[vt_start[k] .. vt_start[k+1]), increasing */
-    int64_t *vh_start, *vh;     /* its hinges */
-    int max_tri, max_hinge;     /* the most triangles / hinges of one vertex */
-    double radius;              /* the largest rest distance between two vertices of one element */
-    double h_min;               /* the smallest altitude of a triangle */
+    double *X;              /* 3 per vertex */
+    int64_t *tri;           /* 3 per triangle, as in the file */
+    int64_t *hinge;         /* 4 per hinge, in the order of shard_cloth_hinge */
+    int64_t *vt_start, *vt; /* the triangles of vertex k: vt[vt_start[k] .. vt_start[k+1]), increasing */
+    int64_t *vh_start, *vh; /* its hinges */
+    int max_tri, max_hinge; /* the most triangles / hinges of one vertex */
+    double radius;          /* the largest rest distance between two vertices of one element */
+    double h_min;           /* the smallest altitude of a triangle */
 } shard_cloth_mesh;
 
 /* Builds the topology of a triangle mesh: every edge in one triangle (a boundary) or two of opposite
@@ -64,15 +64,15 @@ void shard_cloth_mesh_free(shard_cloth_mesh *cm);
 
 /* Per body: the material constants and the grid or mesh. */
 typedef struct shard_cloth_params {
-    double lambda, mu;          /* plane-stress Lame constants x thickness, N/m */
-    double D;                   /* bending stiffness, N m */
-    double beta;                /* stiffness-proportional damping time, s */
-    double thickness, density;  /* m, kg/m^3 (areal density = density x thickness) */
-    double dt;                  /* the stable explicit step (shard_cloth_dt) */
-    int64_t nu, nv;             /* a grid: cells along u and v */
+    double lambda, mu;         /* plane-stress Lame constants x thickness, N/m */
+    double D;                  /* bending stiffness, N m */
+    double beta;               /* stiffness-proportional damping time, s */
+    double thickness, density; /* m, kg/m^3 (areal density = density x thickness) */
+    double dt;                 /* the stable explicit step (shard_cloth_dt) */
+    int64_t nu, nv;            /* a grid: cells along u and v */
     shard_shape grid;
-    shard_cloth_mesh *mesh;     /* a mesh (owned by the module's body state), or NULL for a grid */
-    int max_tri, max_hinge;     /* the most triangles / hinges of one vertex (a grid: 6, 12) */
+    shard_cloth_mesh *mesh; /* a mesh (owned by the module's body state), or NULL for a grid */
+    int max_tri, max_hinge; /* the most triangles / hinges of one vertex (a grid: 6, 12) */
 } shard_cloth_params;
 
 /* The constants of a body (E, nu, density, thickness t, bending stiffness D < 0: the plate's, damping time), on
@@ -106,29 +106,28 @@ double shard_cloth_dt(const shard_cloth_params *cp);
 /* ---- elements ---- */
 /* A triangle's rest data. */
 typedef struct shard_cloth_tri {
-    double Dinv[4];             /* the inverse of the rest edge matrix in the triangle's plane, row-major */
-    double area;                /* rest area, m^2 */
+    double Dinv[4]; /* the inverse of the rest edge matrix in the triangle's plane, row-major */
+    double area;    /* rest area, m^2 */
 } shard_cloth_tri;
 void shard_cloth_tri_rest(const double *X0, const double *X1, const double *X2, shard_cloth_tri *r);
 /* Membrane (and its damping): adds the forces on the three vertices into f[0..9) and returns the elastic
  * energy, J. */
-double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri *r, const double *x0,
-                            const double *x1, const double *x2, const double *v0, const double *v1,
-                            const double *v2, double f[9]);
+double shard_cloth_membrane(const shard_cloth_params *cp, const shard_cloth_tri *r, const double *x0, const double *x1,
+                            const double *x2, const double *v0, const double *v1, const double *v2, double f[9]);
 
 /* The largest principal Green strain of a triangle (its membrane stretch; negative in compression). */
 double shard_cloth_stretch(const shard_cloth_tri *r, const double *x0, const double *x1, const double *x2);
 
 /* A hinge's rest data. */
 typedef struct shard_cloth_hinge_rest {
-    double k;                   /* D |e|^2 / (A_1 + A_2), N m */
-    double theta0;              /* rest dihedral angle, rad */
+    double k;      /* D |e|^2 / (A_1 + A_2), N m */
+    double theta0; /* rest dihedral angle, rad */
 } shard_cloth_hinge_rest;
 /* The signed dihedral angle of a hinge (vertex order of shard_cloth_hinge), rad; and, with g non-NULL, its
  * gradient g[0..12) (zero for a degenerate triangle).  0 for a flat hinge. */
 double shard_cloth_dihedral(const double *x0, const double *x1, const double *x2, const double *x3, double *g);
-void shard_cloth_hinge_rest_init(const shard_cloth_params *cp, const double *X0, const double *X1,
-                                 const double *X2, const double *X3, shard_cloth_hinge_rest *r);
+void shard_cloth_hinge_rest_init(const shard_cloth_params *cp, const double *X0, const double *X1, const double *X2,
+                                 const double *X3, shard_cloth_hinge_rest *r);
 /* Bending (and its damping): adds the forces on the four vertices into f[0..12) and returns the energy, J. */
 double shard_cloth_bending(const shard_cloth_params *cp, const shard_cloth_hinge_rest *r, const double *const x[4],
                            const double *const v[4], double f[12]);

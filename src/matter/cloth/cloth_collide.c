@@ -454,8 +454,7 @@ int shard_cc_repel(const shard_cc_stencil *s, const double *const v[4], const do
     return cc_impulse(s, vrel, vn, inv_m, S2, dvn, mu, dv);
 }
 
-int shard_cc_stop(const shard_cc_stencil *s, const double *const v[4], const double inv_m[4], double mu,
-                  double dv[12])
+int shard_cc_stop(const shard_cc_stencil *s, const double *const v[4], const double inv_m[4], double mu, double dv[12])
 {
     double vrel[3], S1, S2;
     double vn = cc_relative(s, v, inv_m, vrel, &S1, &S2);
@@ -616,8 +615,8 @@ void shard_bvh_build(shard_bvh *t, const double *box, size_t n)
     if (n > 0)
         bvh_build_node(t, box, 0, 0, (int32_t)n);
     else
-        t->node[0] = (shard_bvh_node){.left = -1, .lo = {INFINITY, INFINITY, INFINITY},
-                                      .hi = {-INFINITY, -INFINITY, -INFINITY}};
+        t->node[0] =
+            (shard_bvh_node){.left = -1, .lo = {INFINITY, INFINITY, INFINITY}, .hi = {-INFINITY, -INFINITY, -INFINITY}};
     t->built_cost = bvh_cost(t);
     t->builds++;
 }

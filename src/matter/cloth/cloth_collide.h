@@ -18,10 +18,10 @@
 #include <stdint.h>
 
 typedef struct shard_cc_stencil {
-    double c[4];                /* weights (above) */
-    double n[3];                /* unit normal from side B to side A */
-    double gap;                 /* distance between the closest points along n, m */
-    double t;                   /* collisions: the time of contact within the step, s */
+    double c[4]; /* weights (above) */
+    double n[3]; /* unit normal from side B to side A */
+    double gap;  /* distance between the closest points along n, m */
+    double t;    /* collisions: the time of contact within the step, s */
 } shard_cc_stencil;
 
 /* ---- proximity (at the start of the step) ----
@@ -69,8 +69,7 @@ int shard_cc_repel(const shard_cc_stencil *s, const double *const v[4], const do
                    double mu, double dt, double dv[12]);
 /* A collision response: the inelastic impulse that makes the relative normal velocity zero when the two sides
  * approach, with the same friction.  Returns 0 when they do not approach. */
-int shard_cc_stop(const shard_cc_stencil *s, const double *const v[4], const double inv_m[4], double mu,
-                  double dv[12]);
+int shard_cc_stop(const shard_cc_stencil *s, const double *const v[4], const double inv_m[4], double mu, double dv[12]);
 
 /* ---- an impact zone (Provot 1997; Bridson 2002, section 7.4) ----
  * Vertices (masses m, positions x at the start of the step, velocities v) moved as one rigid body: the
@@ -82,8 +81,8 @@ void shard_cc_zone_rigid(size_t n, const double *m, const double *x, double *v);
 /* ---- bounding-volume hierarchy over boxes (lo[3], hi[3] per item) ---- */
 typedef struct shard_bvh_node {
     double lo[3], hi[3];
-    int32_t left;               /* child index (the right child is left + 1), or -1 for a leaf */
-    int32_t first, count;       /* a leaf: items perm[first .. first + count) */
+    int32_t left;         /* child index (the right child is left + 1), or -1 for a leaf */
+    int32_t first, count; /* a leaf: items perm[first .. first + count) */
 } shard_bvh_node;
 
 typedef struct shard_bvh {
@@ -91,7 +90,7 @@ typedef struct shard_bvh {
     size_t n_nodes, cap_nodes;
     int32_t *perm;
     size_t n_items, cap_items;
-    double built_cost;          /* the sum of the internal nodes' surface areas when built */
+    double built_cost; /* the sum of the internal nodes' surface areas when built */
     long builds, refits;
 } shard_bvh;
 

@@ -387,8 +387,8 @@ static int shard_cc_list_valid(const shard_cloth_collide *cs, const shard_partic
 /* The candidates for a pass (rebuilt when they no longer cover the motion). */
 static void shard_cc_inverse_masses(const shard_matter_ctx *c, shard_cloth_collide *cs);
 
-void shard_cc_pass_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p,
-                              double dt, double hmax)
+void shard_cc_pass_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt,
+                              double hmax)
 {
     if (cs->fresh || !shard_cc_list_valid(cs, p, dt)) {
         shard_cc_candidates(c, cs, p, dt, hmax);

@@ -16,17 +16,17 @@ static inline double shard_cc_max(double a, double b) { return a > b ? a : b; }
 
 /* A candidate pair: its kind, its vertices and its two sides. */
 typedef struct shard_cc_pair {
-    int32_t kind;               /* 0 point-triangle, 1 edge-edge, 2 a particle of another kind and a triangle,
-                                 * 3 an obstacle's corner or sphere and a triangle */
-    int32_t v[4];               /* local indices, in the stencil's order */
-    int32_t a, b;               /* its two sides: point (vlist index) and triangle, or the two edges */
+    int32_t kind; /* 0 point-triangle, 1 edge-edge, 2 a particle of another kind and a triangle,
+                   * 3 an obstacle's corner or sphere and a triangle */
+    int32_t v[4]; /* local indices, in the stencil's order */
+    int32_t a, b; /* its two sides: point (vlist index) and triangle, or the two edges */
 } shard_cc_pair;
 
 /* A velocity change of an owned vertex from one pair, with the pair's global key. */
 typedef struct shard_cc_rec {
     int32_t vertex;
     int32_t kind;
-    int32_t other;              /* the pair's particle of a body that moves as a whole (its reaction), or -1 */
+    int32_t other; /* the pair's particle of a body that moves as a whole (its reaction), or -1 */
     int64_t key[4];
     double dv[3];
 } shard_cc_rec;
@@ -67,8 +67,8 @@ int shard_cc_same_particles(const shard_matter_ctx *c, shard_cloth_collide *cs);
 double shard_cc_half(const shard_matter_ctx *c, const shard_cloth_collide *cs, int32_t i);
 /* The candidate pairs for a pass (rebuilt when they no longer cover the motion) and the points' inverse masses
  * of the step. */
-void shard_cc_pass_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p,
-                              double dt, double hmax);
+void shard_cc_pass_candidates(const shard_matter_ctx *c, shard_cloth_collide *cs, const shard_particles *p, double dt,
+                              double hmax);
 /* The current boxes of the points, triangles and edges for a pass (over the step when dt > 0). */
 void shard_cc_pass_boxes(shard_cloth_collide *cs, const shard_particles *p, double dt);
 /* Whether the current boxes of a pair's two sides come within pad of each other. */

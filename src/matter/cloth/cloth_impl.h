@@ -13,7 +13,7 @@
 enum { SHARD_CLOTH_CONTACT = 0, SHARD_CLOTH_N_ROWS };
 
 typedef struct shard_cloth_tri_el {
-    int32_t v[3];               /* local indices */
+    int32_t v[3]; /* local indices */
     int32_t body;
     shard_cloth_tri rest;
 } shard_cloth_tri_el;
@@ -32,12 +32,12 @@ typedef struct shard_cloth_collide {
     /* the local particles the elements were built for */
     int64_t *seen;
     size_t n_seen, owned_seen, cap_seen;
-    shard_gidmap map;           /* the local cloth vertices by global id */
-    int32_t *tri, *edge;        /* local triangles (3 local indices) and edges (2, the smaller global id first) */
+    shard_gidmap map;    /* the local cloth vertices by global id */
+    int32_t *tri, *edge; /* local triangles (3 local indices) and edges (2, the smaller global id first) */
     size_t n_tri, cap_tri, n_edge, cap_edge;
-    int32_t *vlist;             /* the points: the cloth vertices (map order), then particles of other kinds near */
+    int32_t *vlist; /* the points: the cloth vertices (map order), then particles of other kinds near */
     size_t n_vlist, cap_vlist;
-    int32_t *vnext;             /* the spare buffer the next list is built in */
+    int32_t *vnext; /* the spare buffer the next list is built in */
     size_t cap_vnext;
     int vlist_changed;
     double *vbox, *tbox, *ebox; /* boxes of the points, triangles and edges */
@@ -45,32 +45,32 @@ typedef struct shard_cloth_collide {
     size_t cap_pbox;
     size_t cap_vbox, cap_tbox, cap_ebox;
     shard_bvh vbvh, tbvh, ebvh;
-    int fresh;                  /* the elements changed: the trees are built anew */
-    double *xb;                 /* per local particle: start and end positions at the list's build */
+    int fresh;  /* the elements changed: the trees are built anew */
+    double *xb; /* per local particle: start and end positions at the list's build */
     size_t cap_xb;
-    double hmax, margin;        /* the largest thickness; the candidate list's margin (m) */
-    long lists;                 /* candidate lists built */
-    double *inv_m;              /* per local particle (set at the points) */
-    double *dv;                 /* per owned particle: the stage's velocity change this step (3 each) */
+    double hmax, margin; /* the largest thickness; the candidate list's margin (m) */
+    long lists;          /* candidate lists built */
+    double *inv_m;       /* per local particle (set at the points) */
+    double *dv;          /* per owned particle: the stage's velocity change this step (3 each) */
     size_t cap_dv;
-    long inv_step;              /* the step they were set for, + 1 (0: none) */
+    long inv_step; /* the step they were set for, + 1 (0: none) */
     size_t cap_inv;
     struct shard_cc_pair *pairs;
     size_t n_pairs, cap_pairs;
     struct shard_cc_rec *rec;
     size_t n_rec, cap_rec;
-    int64_t *hit;               /* this pass's colliding pairs, 4 global ids each */
+    int64_t *hit; /* this pass's colliding pairs, 4 global ids each */
     size_t n_hit, cap_hit;
     /* the obstacles' vertices (sphere centres, box corners): local index and global id -(1 + k) for vertex k,
      * with the boxes' triangles and edges appended to tri and edge in those indices */
-    double *ox, *ov, *orad;     /* positions at the start of the step, velocities, radii (a sphere's, or 0) */
-    double *oxb;                /* start and end positions at the candidate list's build */
-    int32_t *oobs;              /* their obstacle */
+    double *ox, *ov, *orad; /* positions at the start of the step, velocities, radii (a sphere's, or 0) */
+    double *oxb;            /* start and end positions at the candidate list's build */
+    int32_t *oobs;          /* their obstacle */
     size_t n_ov;
-    int32_t *otri, *oedge;      /* the boxes' faces (two triangles each) and edges */
+    int32_t *otri, *oedge; /* the boxes' faces (two triangles each) and edges */
     size_t n_otri, n_oedge;
     int obuilt;
-    int64_t *zone_gid;          /* impact zones of this step: members by id, parents (roots: smallest ids) */
+    int64_t *zone_gid; /* impact zones of this step: members by id, parents (roots: smallest ids) */
     size_t *zone_parent;
     size_t n_zone;
     /* counters for the end report */
@@ -86,8 +86,8 @@ typedef struct shard_cloth_state {
     size_t n_tri, cap_tri;
     shard_cloth_hinge_el *hinge;
     size_t n_hinge, cap_hinge;
-    int32_t *first_owned;       /* per element, triangles then hinges: 1 when its vertex 0 is owned here
-                                 * (the element's energy and output cell are counted there) */
+    int32_t *first_owned; /* per element, triangles then hinges: 1 when its vertex 0 is owned here
+                           * (the element's energy and output cell are counted there) */
     size_t cap_first;
     shard_cloth_collide collide;
 } shard_cloth_state;

@@ -32,8 +32,7 @@ static int shard_matter_cloth_mesh(const shard_scene *sc, const shard_body_def *
     char why[256];
     if (shard_cloth_mesh_build(m->vertices, (int64_t)m->n_vertices, m->triangles, (int64_t)m->n_triangles, cm, why,
                                sizeof why))
-        return shard_error_at(err, sc->path, &bd->shape.file_loc, "'%s' cannot be a cloth: %s", bd->shape.file,
-                              why);
+        return shard_error_at(err, sc->path, &bd->shape.file_loc, "'%s' cannot be a cloth: %s", bd->shape.file, why);
     return 0;
 }
 
@@ -145,7 +144,7 @@ static int32_t shard_matter_cloth_find(const shard_phys *ph, size_t i, int64_t g
 typedef struct shard_cloth_key {
     int32_t body;
     int64_t id;
-    int32_t from;               /* an owned vertex of the element */
+    int32_t from; /* an owned vertex of the element */
 } shard_cloth_key;
 
 static int shard_cloth_key_cmp(const void *pa, const void *pb)
@@ -170,14 +169,13 @@ static size_t shard_cloth_keys_unique(shard_cloth_key *k, size_t n)
 
 /* The local indices out[0..n) of an element's vertices (indices v in body key->body), found among the bond
  * partners of the owned vertex that listed it. */
-static void shard_cloth_resolve(const shard_phys *ph, const shard_cloth_key *key, const int64_t *v, int n,
-                                int32_t *out)
+static void shard_cloth_resolve(const shard_phys *ph, const shard_cloth_key *key, const int64_t *v, int n, int32_t *out)
 {
     for (int q = 0; q < n; q++) {
         int64_t g = ph->body_first[key->body] + v[q];
         if ((out[q] = shard_matter_cloth_find(ph, (size_t)key->from, g)) < 0)
-            shard_fatal(SHARD_EXIT_INTERNAL, "cloth: vertex %lld is not a bond partner of vertex %lld",
-                        (long long)g, (long long)ph->p->gid[key->from]);
+            shard_fatal(SHARD_EXIT_INTERNAL, "cloth: vertex %lld is not a bond partner of vertex %lld", (long long)g,
+                        (long long)ph->p->gid[key->from]);
     }
 }
 
@@ -257,9 +255,8 @@ static void shard_matter_cloth_run(const shard_matter_ctx *c, double *f, shard_x
         const shard_cloth_tri_el *el = &st->tri[e];
         const shard_cloth_params *cp = shard_cloth_body(c, el->body);
         double fe[9] = {0};
-        double W = shard_cloth_membrane(cp, &el->rest, p->x + 3 * el->v[0], p->x + 3 * el->v[1],
-                                        p->x + 3 * el->v[2], p->v + 3 * el->v[0], p->v + 3 * el->v[1],
-                                        p->v + 3 * el->v[2], fe);
+        double W = shard_cloth_membrane(cp, &el->rest, p->x + 3 * el->v[0], p->x + 3 * el->v[1], p->x + 3 * el->v[2],
+                                        p->v + 3 * el->v[0], p->v + 3 * el->v[1], p->v + 3 * el->v[2], fe);
         if (energy && st->first_owned[e])
             shard_xsum_add(energy, W);
         for (int q = 0; q < 3 && f; q++)

@@ -446,8 +446,7 @@ static void shard_collide_clip(const shard_collide_poly *in, const double m[3], 
  * the margin, reduced to 4.  Writes points (midway), depths and ids (bits 0-12 of the feature, without the bit of
  * which box is the reference) and returns their number; nref gets the reference normal (from X to Y). */
 static int shard_collide_face_contact(const shard_collide_obb *X, int i, double sigma, const shard_collide_obb *Y,
-                                      double margin, double pts[4][3], double dep[4], uint32_t ids[4],
-                                      double nref[3])
+                                      double margin, double pts[4][3], double dep[4], uint32_t ids[4], double nref[3])
 {
     for (int c = 0; c < 3; c++)
         nref[c] = sigma * X->ax[i][c];

@@ -220,7 +220,8 @@ static int shard_rigid_body_surface(const shard_scene *sc, int b, shard_rigid_bo
         free(pts);
         return shard_error_at(err, sc->path, &bd->spacing_loc,
                               "rigid body '%s' has %zu surface particles at this spacing; its contacts are found "
-                              "through them, at most 65535: use a coarser spacing", bd->name, n);
+                              "through them, at most 65535: use a coarser spacing",
+                              bd->name, n);
     }
     rb->surf = shard_malloc((3 * n + 1) * sizeof *rb->surf);
     for (size_t i = 0; i < n; i++) {
@@ -360,8 +361,8 @@ static shard_rigid_contact *shard_rigid_push(shard_rigid_contact **out, size_t *
 /* Appends the points pts[0..np) of the pair (ia, ib), normals from the second to the first of the test:
  * flip when the test's first shape is body ib. */
 static void shard_rigid_add_points(const shard_collide_point *pts, int np, int ia, int ib, int flip,
-                                   uint32_t feature_base, uint32_t feature_shift, shard_rigid_contact **out,
-                                   size_t *n, size_t *cap)
+                                   uint32_t feature_base, uint32_t feature_shift, shard_rigid_contact **out, size_t *n,
+                                   size_t *cap)
 {
     for (int q = 0; q < np; q++) {
         shard_rigid_contact *c = shard_rigid_push(out, n, cap);
@@ -389,8 +390,8 @@ static shard_collide_shape shard_rigid_particle(const shard_rigid_body *rb, size
 }
 
 size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_body *b, int ib,
-                           const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out,
-                           size_t *n, size_t *cap)
+                           const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out, size_t *n,
+                           size_t *cap)
 {
     size_t n0 = *n;
     shard_collide_point pts[SHARD_COLLIDE_MAX_POINTS];

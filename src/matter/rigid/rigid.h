@@ -42,21 +42,21 @@
 enum { SHARD_RIGID_PRIMITIVE = 0, SHARD_RIGID_PARTICLES = 1 };
 
 typedef struct shard_rigid_body {
-    int rigid;                  /* 1: a rigid body (the slot of a body of another kind stays zero) */
-    int kinematic;              /* moves with its initial velocity and angular velocity, an infinite mass */
-    int contact_by;             /* SHARD_RIGID_PRIMITIVE or SHARD_RIGID_PARTICLES */
-    shard_collide_shape shape;  /* its primitive in the shape frame (pos, R of the shape frame in the body frame) */
-    double mass, inv_mass;      /* kg; inv_mass 0 for a kinematic body */
-    double inertia[3];          /* principal moments, kg m^2 */
-    double inv_inertia[3];      /* 0 for a kinematic body */
+    int rigid;                 /* 1: a rigid body (the slot of a body of another kind stays zero) */
+    int kinematic;             /* moves with its initial velocity and angular velocity, an infinite mass */
+    int contact_by;            /* SHARD_RIGID_PRIMITIVE or SHARD_RIGID_PARTICLES */
+    shard_collide_shape shape; /* its primitive in the shape frame (pos, R of the shape frame in the body frame) */
+    double mass, inv_mass;     /* kg; inv_mass 0 for a kinematic body */
+    double inertia[3];         /* principal moments, kg m^2 */
+    double inv_inertia[3];     /* 0 for a kinematic body */
     double spacing;
-    double bound;               /* radius of a sphere about the centre of mass holding the shape, m */
-    double x0[3], q0[4];        /* the pose of the rest positions (the particles' X): r_i = R(q0)^T (X_i - x0) */
-    double *surf;               /* SHARD_RIGID_PARTICLES: the surface particles' body-frame positions (3 n_surf) */
+    double bound;        /* radius of a sphere about the centre of mass holding the shape, m */
+    double x0[3], q0[4]; /* the pose of the rest positions (the particles' X): r_i = R(q0)^T (X_i - x0) */
+    double *surf;        /* SHARD_RIGID_PARTICLES: the surface particles' body-frame positions (3 n_surf) */
     size_t n_surf;
     /* State (replicated on every rank, checkpointed): */
     double x[3], q[4], v[3], L[3];
-    double F[3], tau[3];        /* force (without gravity) and torque about x of the last evaluation */
+    double F[3], tau[3]; /* force (without gravity) and torque about x of the last evaluation */
     /* Derived at each step: */
     double R[9], w[3];          /* rotation matrix of q, angular velocity (from L, always by shard_rigid_derive) */
     double vp[3], Lp[3], wp[3]; /* pseudo-velocities of the position correction (wp from Lp) */
@@ -79,8 +79,8 @@ typedef struct shard_rigid_contact {
     double K[9];                     /* the inverse mass matrix at the point in the basis (n, t1, t2) */
     double target, target_pos;       /* normal velocity targets: of the impulses, of the position correction */
     double mu, e;
-    double ln, lt1, lt2, lp;         /* impulses: normal, tangential, position correction */
-    double dln, dlt1, dlt2, dlp;     /* their changes in the last iteration */
+    double ln, lt1, lt2, lp;     /* impulses: normal, tangential, position correction */
+    double dln, dlt1, dlt2, dlp; /* their changes in the last iteration */
 } shard_rigid_contact;
 
 /* The warm start of a contact: its key and its impulses of the last step (the tangential one in the world frame,
@@ -117,8 +117,8 @@ void shard_rigid_drift(shard_rigid_body *rb, double dt);
  * appended to *out (grown as needed), keyed (ia, ib, feature) with ib = n_bodies + o for an obstacle;
  * margin: the speculative distance, m.  Returns how many were appended. Local. */
 size_t shard_rigid_collide(const shard_rigid_body *a, int ia, const shard_rigid_body *b, int ib,
-                           const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out,
-                           size_t *n, size_t *cap);
+                           const shard_obstacle_def *obs, double t, double margin, shard_rigid_contact **out, size_t *n,
+                           size_t *cap);
 
 /* Prepares contact c for the iterations: lever arms, tangents, effective masses, the targets (restitution with
  * threshold vthr, speculative, position correction beta over dt beyond slop), and the warm start from mem

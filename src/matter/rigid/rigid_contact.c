@@ -185,9 +185,9 @@ static void shard_rigid_setup_contacts(const shard_matter_ctx *c, shard_rigid_wo
         const shard_rigid_body *a = &B[k->key.a];
         const shard_rigid_body *b = k->key.b < sc->n_bodies ? &B[k->key.b] : NULL;
         const shard_obstacle_def *o = b ? NULL : &sc->obstacles[k->key.b - sc->n_bodies];
-        shard_contact_mixed mix = shard_contact_mix(shard_contact_body_side(sc, k->key.a),
-                                                    b ? shard_contact_body_side(sc, k->key.b)
-                                                      : shard_contact_obstacle_side(o));
+        shard_contact_mixed mix =
+            shard_contact_mix(shard_contact_body_side(sc, k->key.a),
+                              b ? shard_contact_body_side(sc, k->key.b) : shard_contact_obstacle_side(o));
         double slop = rd->slop * shard_rigid_smaller_spacing(a, b);
         shard_rigid_contact_setup(k, a, b, b ? NULL : o->velocity, mix.restitution, mix.friction, dt,
                                   rd->restitution_threshold, rd->position_correction, slop,
@@ -232,8 +232,8 @@ static void shard_rigid_colour(const shard_matter_ctx *c, shard_rigid_world *W, 
         const shard_rigid_key *k = &W->c[q].key;
         if (q == 0 || k->a != W->c[q - 1].key.a || k->b != W->c[q - 1].key.b)
             mine[n++] = (shard_rigid_pair){k->a, k->b};
-        W->pair_at[q] = q > 0 && k->a == W->c[q - 1].key.a && k->b == W->c[q - 1].key.b ? W->pair_at[q - 1]
-                                                                                           : (int32_t)q;
+        W->pair_at[q] =
+            q > 0 && k->a == W->c[q - 1].key.a && k->b == W->c[q - 1].key.b ? W->pair_at[q - 1] : (int32_t)q;
     }
     size_t total = 0;
     shard_rigid_pair *all = svc->allgather(svc->impl, mine, n * sizeof *mine, &total);

@@ -9,16 +9,16 @@
 
 /* The module's state on one rank. */
 typedef struct shard_rigid_world {
-    int init;                    /* the lists below are set up */
+    int init; /* the lists below are set up */
     int n_rigid;
-    int32_t *rigid;              /* the scene indices of the rigid bodies, increasing */
-    int32_t *slot;               /* per scene body: its position in rigid[], or -1 */
-    int *own;                    /* per rigid body: scratch of the ownership reduction */
-    shard_rigid_contact *c;      /* this rank's contacts (those of its bodies), in key order */
+    int32_t *rigid;         /* the scene indices of the rigid bodies, increasing */
+    int32_t *slot;          /* per scene body: its position in rigid[], or -1 */
+    int *own;               /* per rigid body: scratch of the ownership reduction */
+    shard_rigid_contact *c; /* this rank's contacts (those of its bodies), in key order */
     size_t nc, cc;
-    int32_t *cstart, *clist;     /* per rigid body: its contacts (indices into c) in key order, owned bodies only */
+    int32_t *cstart, *clist; /* per rigid body: its contacts (indices into c) in key order, owned bodies only */
     size_t clist_cap;
-    shard_rigid_memory *mem;     /* every contact's impulses of the last step (replicated), in key order */
+    shard_rigid_memory *mem; /* every contact's impulses of the last step (replicated), in key order */
     size_t n_mem, mem_cap;
     int32_t *pair_at;            /* per local contact: the index of its pair's first contact (scratch) */
     int32_t *colour;             /* per local contact: its pair's colour */
@@ -28,11 +28,11 @@ typedef struct shard_rigid_world {
     uint64_t *used;              /* per rigid body: the colours of its pairs so far (SHARD_RIGID_COLOUR_WORDS) */
     struct shard_rigid_vel *vel; /* scratch of shard_rigid_share (the owned bodies' records) */
     size_t vel_cap;
-    double *sort_x;              /* broad-phase scratch */
+    double *sort_x; /* broad-phase scratch */
     int32_t *sort_i;
     /* Statistics: */
     long steps, iterations, iterations_max, iterations_pos;
-    long last_it, last_it_pos;   /* the last step's iterations (velocities, positions) */
+    long last_it, last_it_pos; /* the last step's iterations (velocities, positions) */
     double residual;
     int64_t contacts, contacts_max;
     uint64_t bytes;

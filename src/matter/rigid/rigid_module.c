@@ -32,13 +32,14 @@ static int shard_matter_rigid_init(const shard_scene *sc, int b, void *state, sh
     if (bd->n_constraints > 0)
         return shard_error_at(err, sc->path, &bd->constraints[0].loc,
                               "body '%s' is rigid: it cannot have fixed or prescribed regions (give it `motion: "
-                              "kinematic` to move it with its velocity and angular velocity)", bd->name);
+                              "kinematic` to move it with its velocity and angular velocity)",
+                              bd->name);
     if (bd->n_tractions > 0)
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is rigid: surface tractions act on deformable bodies", bd->name);
     if (bd->clamp_loc.line > 0)
-        return shard_error_at(err, sc->path, &bd->clamp_loc,
-                              "body '%s' is rigid: `clamp` is for solids' held regions", bd->name);
+        return shard_error_at(err, sc->path, &bd->clamp_loc, "body '%s' is rigid: `clamp` is for solids' held regions",
+                              bd->name);
     return shard_rigid_body_init(sc, b, state, err);
 }
 
@@ -305,7 +306,7 @@ static void shard_matter_rigid_settle(const shard_matter_ctx *c, const shard_col
 
 /* ---- checkpoint, output, diagnostics -------------------------------------------------------------------- */
 
-enum { SHARD_RIGID_STATE_DOUBLES = 19 }; /* x 3, q 4, v 3, L 3, F 3, tau 3 */
+enum { SHARD_RIGID_STATE_DOUBLES = 19 };                               /* x 3, q 4, v 3, L 3, F 3, tau 3 */
 static const uint64_t shard_rigid_state_magic = 0x3152444952444853ull; /* "SHRDRIG1" */
 
 static size_t shard_matter_rigid_state_size(const shard_matter_ctx *c)
@@ -346,8 +347,10 @@ static int shard_matter_rigid_state_load(const shard_matter_ctx *c, const void *
     size_t want = 3 * sizeof(uint64_t) + (size_t)W->n_rigid * SHARD_RIGID_STATE_DOUBLES * sizeof(double);
     if (bytes < sizeof head || head[0] != shard_rigid_state_magic || head[1] != (uint64_t)W->n_rigid ||
         head[2] > (bytes - want) / sizeof(shard_rigid_memory) || bytes != want + head[2] * sizeof(shard_rigid_memory))
-        return shard_error_set(err, SHARD_EXIT_INPUT, "its rigid-body state (%zu bytes) is not that of the scene's "
-                               "%d rigid bodies", bytes, W->n_rigid);
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "its rigid-body state (%zu bytes) is not that of the scene's "
+                               "%d rigid bodies",
+                               bytes, W->n_rigid);
     const char *r = (const char *)buf + sizeof head;
     for (int s = 0; s < W->n_rigid; s++) {
         shard_rigid_body *rb = &B[W->rigid[s]];
@@ -418,7 +421,8 @@ static void shard_matter_rigid_report(const shard_matter_ctx *c, char *buf, size
         kin += B[W->rigid[s]].kinematic;
     double mean = W->steps ? (double)W->iterations / (double)W->steps : 0.0;
     double mean_pos = W->steps ? (double)W->iterations_pos / (double)W->steps : 0.0;
-    snprintf(buf, len, "Rigid bodies: %d (%d kinematic); contacts at the end %lld, largest %lld; Gauss-Seidel "
+    snprintf(buf, len,
+             "Rigid bodies: %d (%d kinematic); contacts at the end %lld, largest %lld; Gauss-Seidel "
              "iterations per step mean %.1f, largest %ld (position correction %.1f); last relative change %.2e; "
              "%.0f bytes sent by this rank",
              W->n_rigid, kin, (long long)W->contacts, (long long)W->contacts_max, mean, W->iterations_max, mean_pos,

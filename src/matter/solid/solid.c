@@ -10,12 +10,18 @@
 
 shard_solid_arrays shard_solid_view(const shard_block *b)
 {
-    return (shard_solid_arrays){.B = b->col[SHARD_SOLID_B], .Ainv = b->col[SHARD_SOLID_AINV],
-                                .wx = b->col[SHARD_SOLID_WX], .eps_p = b->col[SHARD_SOLID_EPS_P],
-                                .sigma = b->col[SHARD_SOLID_SIGMA], .frac = b->col[SHARD_SOLID_FRAC],
-                                .mode = b->col[SHARD_SOLID_MODE], .scale = b->col[SHARD_SOLID_SCALE],
+    return (shard_solid_arrays){.B = b->col[SHARD_SOLID_B],
+                                .Ainv = b->col[SHARD_SOLID_AINV],
+                                .wx = b->col[SHARD_SOLID_WX],
+                                .eps_p = b->col[SHARD_SOLID_EPS_P],
+                                .sigma = b->col[SHARD_SOLID_SIGMA],
+                                .frac = b->col[SHARD_SOLID_FRAC],
+                                .mode = b->col[SHARD_SOLID_MODE],
+                                .scale = b->col[SHARD_SOLID_SCALE],
                                 .wall = b->col[SHARD_SOLID_WALL],
-                                .first = b->first, .n_owned = b->n_owned, .ghost_first = b->ghost_first};
+                                .first = b->first,
+                                .n_owned = b->n_owned,
+                                .ghost_first = b->ghost_first};
 }
 
 /* The slot of a partner j of an owned particle: owned partners sit at j - first, ghosts after the owned slots. */
@@ -37,8 +43,8 @@ static inline int shard_solid_held(const shard_solid_arrays *a, size_t i)
 
 /* For a particle near a wall (wa != NULL), the bond vector d to partner j moves to j's sample point on the
  * clamp's face when j is held, and its weight w to that point's distance. */
-static inline void shard_solid_wall_shift(const shard_solid_arrays *wa, size_t j, double inv_h2, double *d0,
-                                          double *d1, double *d2, double *w)
+static inline void shard_solid_wall_shift(const shard_solid_arrays *wa, size_t j, double inv_h2, double *d0, double *d1,
+                                          double *d2, double *w)
 {
     const double *o = wa->wall + 4 * shard_solid_slot(wa, j);
     if (o[3] == SHARD_SOLID_WALL_HELD) {
@@ -116,8 +122,8 @@ static double shard_solid_bond_energy(const shard_particles *p, const shard_csr 
 }
 
 static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
-                                         double inv_h2, size_t i, int rate, double c2,
-                                         const shard_solid_arrays *wa, double J[9], double Jd[9]);
+                                         double inv_h2, size_t i, int rate, double c2, const shard_solid_arrays *wa,
+                                         double J[9], double Jd[9]);
 static inline void shard_solid_kinematics_for(const shard_particles *p, const shard_csr *bonds,
                                               const shard_solid_params *s, const shard_solid_arrays *a, size_t i,
                                               double J[9], double Jd[9]);
@@ -126,8 +132,7 @@ static inline void shard_solid_kinematics_for(const shard_particles *p, const sh
  * of fracture.h (the switch to bond-based, or beta).  Returns the rank of A, and 1 in *became when the
  * particle became bond-based. */
 static int shard_solid_moments_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
-                                   const shard_solid_arrays *a, double svd_threshold, size_t i, int lost,
-                                   int *became)
+                                   const shard_solid_arrays *a, double svd_threshold, size_t i, int lost, int *became)
 {
     double A[6], wx[3];
     shard_solid_moment_sums(p, bonds, sp, a, i, A, wx);
@@ -269,8 +274,8 @@ size_t shard_solid_break(const shard_particles *p, const shard_csr *ref_bonds, u
  * here instead of a second pass over every bond); c2 is 0 at every call that does not need it, and the inliner
  * drops the test there. */
 static inline int shard_solid_kinematics(const shard_particles *p, const shard_csr *bonds, const double *Ainv,
-                                         double inv_h2, size_t i, int rate, double c2,
-                                         const shard_solid_arrays *wa, double J[9], double Jd[9])
+                                         double inv_h2, size_t i, int rate, double c2, const shard_solid_arrays *wa,
+                                         double J[9], double Jd[9])
 {
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *vi = p->v + 3 * i;
     double Mu[9] = {0}, Mv[9] = {0};
@@ -427,9 +432,8 @@ void shard_solid_stress(const shard_particles *p, const shard_csr *bonds, const 
 /* f_i += sum_j w_ij (B_i + B_j) x_ij = B_i (sum_j w_ij x_ij) + sum_j B_j w_ij x_ij: the first sum is the
  * constant wx_i (shard_solid_moments), so the loop only gathers the partners' matrices.  `ghosts` is a
  * compile-time constant at each call: without ghost partners the slot of j is j - first. */
-static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds,
-                                         const shard_solid_params *sp, const shard_solid_arrays *a, double *f,
-                                         size_t i, int ghosts, int stab)
+static inline void shard_solid_force_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                         const shard_solid_arrays *a, double *f, size_t i, int ghosts, int stab)
 {
     size_t k = i - a->first;
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i, *Bi = a->B + 9 * k, *s = a->wx + 3 * k;
@@ -469,9 +473,8 @@ static inline void shard_solid_force_one(const shard_particles *p, const shard_c
  * its bonds with theta = (t_i + t_j) / 2 > 0, the bond force theta c_0 w s V_i V_j e less theta 2 k_s w u.
  * Every factor is symmetric in i and j and the vectors change sign exactly, so j's owner adds the negative,
  * bit for bit. */
-static void shard_solid_bond_based_one(const shard_particles *p, const shard_csr *bonds,
-                                       const shard_solid_params *sp, const shard_solid_arrays *a, double *f,
-                                       size_t i)
+static void shard_solid_bond_based_one(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
+                                       const shard_solid_arrays *a, double *f, size_t i)
 {
     const shard_solid_params *s = &sp[p->body[i]];
     const double *Xi = p->X + 3 * i, *xi = p->x + 3 * i;
@@ -537,9 +540,11 @@ void shard_solid_forces_list(const shard_particles *p, const shard_csr *bonds, c
         if (shard_solid_held(a, i))
             shard_solid_force_held(p, bonds, sp, a, f, i);
         else if (ghosts)
-            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
+            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 1, 1)
+                 : shard_solid_force_one(p, bonds, sp, a, f, i, 1, 0);
         else
-            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 0, 1) : shard_solid_force_one(p, bonds, sp, a, f, i, 0, 0);
+            stab ? shard_solid_force_one(p, bonds, sp, a, f, i, 0, 1)
+                 : shard_solid_force_one(p, bonds, sp, a, f, i, 0, 0);
         if (a->mode[2 * (i - a->first)] != 0.0)
             shard_solid_bond_based_one(p, bonds, sp, a, f, i);
     }
@@ -594,7 +599,8 @@ void shard_solid_output(const shard_particles *p, const shard_csr *bonds, const 
         }
         if (von_mises) {
             double d0 = sg[0] - sg[3], d1 = sg[3] - sg[5], d2 = sg[5] - sg[0];
-            von_mises[i] = sqrt(0.5 * (d0 * d0 + d1 * d1 + d2 * d2) + 3.0 * (sg[1] * sg[1] + sg[4] * sg[4] + sg[2] * sg[2]));
+            von_mises[i] =
+                sqrt(0.5 * (d0 * d0 + d1 * d1 + d2 * d2) + 3.0 * (sg[1] * sg[1] + sg[4] * sg[4] + sg[2] * sg[2]));
         }
         if (plastic)
             plastic[i] = shard_solid_norm6(a->eps_p + 6 * k);
@@ -663,7 +669,6 @@ void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const 
         shard_solid_gradient(p, bonds, sp, a, i, J);
         double U = (1.0 - a->scale[2 * k + 1]) * shard_solid_strain_energy(s, J, a->eps_p + 6 * k);
         /* the bond stabilisation's energy is the particle's, not per volume */
-        add(ctx, p->volume[i] * U +
-                     (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, a, J, i) : 0.0));
+        add(ctx, p->volume[i] * U + (s->ks > 0.0 ? shard_solid_stabilization_energy(p, bonds, s, a, J, i) : 0.0));
     }
 }

@@ -58,16 +58,16 @@
 
 /* Per-body constants of the solid model (one entry per body, indexed by particles->body). */
 typedef struct shard_solid_params {
-    double inv_h2;       /* 1 / h^2, h = support radius (m) */
-    double lambda, mu;   /* Lame constants (Pa) */
-    double kv;           /* volume stiffness (Pa) */
-    double beta;         /* stiffness-proportional damping time (s) */
-    double yield;        /* plastic yield on |Ee| (Frobenius norm) */
-    double creep;        /* 1/s */
-    double max_plastic;  /* cap on |Ep| */
-    double kb;           /* inversion barrier modulus (Pa); 0: none */
-    double ks;           /* bond stabilisation stiffness k_s (N/m); 0: none */
-    double c0;           /* micromodulus of the bond-based particles (fracture.h, N/m^6); 0: the body never breaks */
+    double inv_h2;      /* 1 / h^2, h = support radius (m) */
+    double lambda, mu;  /* Lame constants (Pa) */
+    double kv;          /* volume stiffness (Pa) */
+    double beta;        /* stiffness-proportional damping time (s) */
+    double yield;       /* plastic yield on |Ee| (Frobenius norm) */
+    double creep;       /* 1/s */
+    double max_plastic; /* cap on |Ep| */
+    double kb;          /* inversion barrier modulus (Pa); 0: none */
+    double ks;          /* bond stabilisation stiffness k_s (N/m); 0: none */
+    double c0;          /* micromodulus of the bond-based particles (fracture.h, N/m^6); 0: the body never breaks */
     shard_fracture_params frac; /* when the body's bonds break (fracture.h) */
 } shard_solid_params;
 
@@ -150,19 +150,27 @@ double shard_solid_cauchy(const double P[9], const double J[9], double sg[6]);
 /* The solid's per-particle arrays: a block (particles.h) with these rows, X_(index, type, components, flags,
  * "dataset name").  Only the plastic strain is state; the rest is recomputed from it and the rest positions.
  * B exists for the module's ghosts too (their B arrives by halo exchange); the others for owned particles. */
-#define SHARD_SOLID_FIELDS(X_)                                                                                   \
-    X_(SHARD_SOLID_B, double, 9, 0, "force_matrix")                                                              \
-    X_(SHARD_SOLID_AINV, double, 6, 0, "moment_pinv")                                                            \
-    X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                          \
-    X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")                                        \
-    X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                           \
-    X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")                                                      \
-    X_(SHARD_SOLID_SCALE, double, 2, SHARD_FIELD_STATE, "fracture_scale")                                       \
-    X_(SHARD_SOLID_MODE, double, 2, 0, "bond_mode")                                                             \
+#define SHARD_SOLID_FIELDS(X_)                                                                                         \
+    X_(SHARD_SOLID_B, double, 9, 0, "force_matrix")                                                                    \
+    X_(SHARD_SOLID_AINV, double, 6, 0, "moment_pinv")                                                                  \
+    X_(SHARD_SOLID_WX, double, 3, 0, "bond_weight_sum")                                                                \
+    X_(SHARD_SOLID_EPS_P, double, 6, SHARD_FIELD_STATE, "plastic_strain")                                              \
+    X_(SHARD_SOLID_SIGMA, double, 7, 0, "bond_stress")                                                                 \
+    X_(SHARD_SOLID_FRAC, double, 3, 0, "fracture_filter")                                                              \
+    X_(SHARD_SOLID_SCALE, double, 2, SHARD_FIELD_STATE, "fracture_scale")                                              \
+    X_(SHARD_SOLID_MODE, double, 2, 0, "bond_mode")                                                                    \
     X_(SHARD_SOLID_WALL, double, 4, 0, "wall")
 enum {
-    SHARD_SOLID_B = 0, SHARD_SOLID_AINV, SHARD_SOLID_WX, SHARD_SOLID_EPS_P, SHARD_SOLID_SIGMA, SHARD_SOLID_FRAC,
-    SHARD_SOLID_SCALE, SHARD_SOLID_MODE, SHARD_SOLID_WALL, SHARD_SOLID_N_ROWS
+    SHARD_SOLID_B = 0,
+    SHARD_SOLID_AINV,
+    SHARD_SOLID_WX,
+    SHARD_SOLID_EPS_P,
+    SHARD_SOLID_SIGMA,
+    SHARD_SOLID_FRAC,
+    SHARD_SOLID_SCALE,
+    SHARD_SOLID_MODE,
+    SHARD_SOLID_WALL,
+    SHARD_SOLID_N_ROWS
 };
 
 /* The wall rule (a body's `clamp: face`, scene.h).  A particle held for the whole run by a region that does not
@@ -190,23 +198,23 @@ enum {
 /* The kernels' view of the block: slot s of every array belongs to local particle first + s (owned, s <
  * n_owned) or ghost_first + s - n_owned (ghost).  Filled by shard_solid_view. */
 typedef struct shard_solid_arrays {
-    double *B;           /* 9 per slot, row-major: v P A^+ (owned and ghosts) */
-    double *Ainv;        /* 6 per slot: pseudo-inverse of the moment matrix, xx xy xz yy yz zz */
-    double *wx;          /* 3 per slot: sum_j w_ij x_ij, the constant part of the force gather */
-    double *eps_p;       /* 6 per slot: plastic Green strain */
-    double *sigma;       /* 7 per slot: Cauchy stress of the last pass 1 (xx xy xz yy yz zz) and a bound of its
-                          * largest eigenvalue (Gershgorin), kept only for the bodies whose bonds break by the
-                          * Rankine rule (read at the bond ghosts too) */
-    double *frac;        /* 3 per slot (bodies that break): the least threshold of the particle's unbroken bonds
-                          * (stretch rule: (1 + s)^2), 1 where the last pass 1 found a bond stretched that far,
-                          * and the smallest eigenvalue of its moment matrix over all its reference bonds */
-    double *scale;       /* 2 per slot (bodies that break; state, checkpointed): alpha > 0 of a bond-based
-                          * particle, 0 for a correspondence one (at the owned slots and the bond ghosts, which
-                          * the driver forwards), and 1 - beta, the loss of a correspondence particle's
-                          * stiffness at its breaks (fracture.h) */
-    double *mode;        /* 2 per owned slot (bodies that break): 1 where the particle or one of its partners is
-                          * bond-based, and the particle's correspondence energy v U(J) before its last loss */
-    double *wall;        /* 4 per slot (owned and ghosts): the wall rule's offset and kind (above) */
+    double *B;     /* 9 per slot, row-major: v P A^+ (owned and ghosts) */
+    double *Ainv;  /* 6 per slot: pseudo-inverse of the moment matrix, xx xy xz yy yz zz */
+    double *wx;    /* 3 per slot: sum_j w_ij x_ij, the constant part of the force gather */
+    double *eps_p; /* 6 per slot: plastic Green strain */
+    double *sigma; /* 7 per slot: Cauchy stress of the last pass 1 (xx xy xz yy yz zz) and a bound of its
+                    * largest eigenvalue (Gershgorin), kept only for the bodies whose bonds break by the
+                    * Rankine rule (read at the bond ghosts too) */
+    double *frac;  /* 3 per slot (bodies that break): the least threshold of the particle's unbroken bonds
+                    * (stretch rule: (1 + s)^2), 1 where the last pass 1 found a bond stretched that far,
+                    * and the smallest eigenvalue of its moment matrix over all its reference bonds */
+    double *scale; /* 2 per slot (bodies that break; state, checkpointed): alpha > 0 of a bond-based
+                    * particle, 0 for a correspondence one (at the owned slots and the bond ghosts, which
+                    * the driver forwards), and 1 - beta, the loss of a correspondence particle's
+                    * stiffness at its breaks (fracture.h) */
+    double *mode;  /* 2 per owned slot (bodies that break): 1 where the particle or one of its partners is
+                    * bond-based, and the particle's correspondence energy v U(J) before its last loss */
+    double *wall;  /* 4 per slot (owned and ghosts): the wall rule's offset and kind (above) */
     size_t first, n_owned, ghost_first;
 } shard_solid_arrays;
 
@@ -279,8 +287,8 @@ void shard_solid_gradient(const shard_particles *p, const shard_csr *bonds, cons
  * ghosts must be current), written at their local index i (columns over all owned particles): the Cauchy
  * stress sigma = P J^T / det J (9 per particle, Pa, the full symmetric 3x3 tensor row by row, so that every
  * reader sees the same components; 0 where det J <= 0, an inverted particle, flagged 1 in `inverted`), its
- * von Mises equivalent sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)), and the
- * Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
+ * von Mises equivalent sqrt(((s_xx - s_yy)^2 + (s_yy - s_zz)^2 + (s_zz - s_xx)^2) / 2 + 3 (s_xy^2 + s_yz^2 + s_xz^2)),
+ * and the Frobenius norm of the plastic Green strain.  P is the stress the forces use (elastic, damping and volume
  * terms), times beta for a particle that lost stiffness at its breaks; a bond-based particle shows alpha times
  * its bonds' virial stress and is never inverted (fracture.h).  The plastic strain is read, never advanced, so
  * calling this never changes the state.  Any output pointer may be NULL.  Local. */

@@ -18,8 +18,8 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     (void)err;
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep,
-                            m->max_plastic, bd->support * bd->spacing);
+    shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep, m->max_plastic,
+                            bd->support * bd->spacing);
     shard_solid_params *sp = state;
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
     sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
@@ -59,7 +59,7 @@ static void shard_matter_solid_walls(const shard_matter_ctx *c, const shard_soli
         double *w = a->wall + 4 * k;
         w[0] = w[1] = w[2] = 0.0; /* no offset unless held (a slot may have held another particle before) */
         w[3] = bd->clamp == SHARD_CLAMP_FACE && shard_sample_wall(bd, p->X + 3 * i, w) ? SHARD_SOLID_WALL_HELD
-                                                                                         : SHARD_SOLID_WALL_NONE;
+                                                                                       : SHARD_SOLID_WALL_NONE;
     }
     shard_solid_walls(p, c->ph->bonds, a);
 }
@@ -158,8 +158,8 @@ static size_t shard_matter_solid_rebond(const shard_matter_ctx *c, const int32_t
                                         int *row_changed)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
-    return shard_solid_moments_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold, list,
-                                    n, debris, row_changed);
+    return shard_solid_moments_list(c->ph->p, c->ph->bonds, c->bodies, &a, c->ph->scene->run.svd_threshold, list, n,
+                                    debris, row_changed);
 }
 
 /* Which particles are bond-based (fracture.h) is read at the bond ghosts: the mode row, when a body breaks. */
@@ -185,9 +185,9 @@ static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf,
     const shard_material *m = &sc->materials[bd->material];
     shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
     if (fp.criterion != SHARD_FRACTURE_NONE && used > 0 && (size_t)used < len)
-        snprintf(buf + used, len - (size_t)used, ", breaks at %s %g%s%s", fp.criterion == SHARD_FRACTURE_RANKINE ?
-                 "a bond-normal stress of" : "a stretch of", fp.threshold, fp.criterion == SHARD_FRACTURE_RANKINE ?
-                 " Pa" : "", fp.weibull_m > 0.0 ? " (Weibull scatter)" : "");
+        snprintf(buf + used, len - (size_t)used, ", breaks at %s %g%s%s",
+                 fp.criterion == SHARD_FRACTURE_RANKINE ? "a bond-normal stress of" : "a stretch of", fp.threshold,
+                 fp.criterion == SHARD_FRACTURE_RANKINE ? " Pa" : "", fp.weibull_m > 0.0 ? " (Weibull scatter)" : "");
 }
 
 static const shard_force_term shard_matter_solid_force = {
