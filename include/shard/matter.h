@@ -15,14 +15,17 @@
  * (forces.h).  Every hook is MPI-free: it sees one rank's arrays; the driver does the exchanges in between.
  * Any hook may be NULL when the module has nothing to do there.
  *
- * Kinds whose bodies move as wholes (rigid bodies) also declare:
+ * Beyond that core, a kind has optional capabilities, each a table of its own (NULL: none): fracture (bonds that
+ * break: shard_matter_fracture), a collision stage before the drift (shard_matter_collision), and motion as
+ * wholes (shard_matter_whole).  Kinds whose bodies move as wholes (rigid bodies) declare:
  *   - that the module sets its particles' positions and velocities itself (SHARD_MATTER_SLAVED): the driver's
  *     particle integrator still runs over them, and the module's advance and settle hooks overwrite the result;
  *   - that it resolves the contacts among its bodies and with obstacles itself (SHARD_MATTER_OWN_CONTACT): the
  *     common contact terms skip those pairs, and their time-step limits do not apply to its bodies (its
  *     particles still touch the particles of other kinds through the common terms);
- *   - collective hooks (advance, settle) that get the driver's collective services (shard_collective: exact
- *     sums, gathers, maxima over the ranks), so that they can run their own iterations while staying MPI-free;
+ *   - collective hooks (whole->advance, whole->settle) that get the driver's collective services
+ *     (shard_collective: exact sums, gathers, maxima over the ranks), so that they can run their own iterations
+ *     while staying MPI-free;
  *   - state of their own that is not per particle (body poses, contact memories): replicated on every rank,
  *     saved to and loaded from checkpoints as one record (state_size, state_save, state_load), released by
  *     finish;
@@ -185,6 +188,69 @@ enum {
     SHARD_MATTER_SMOOTH = 1u << 3,      /* its bonds give surface normals: smooth contact applies (contact.h) */
 };
 
+/* The fracture capability of a kind whose bonds can break (fracture.h).  The driver runs it after every step, once
+ * the bond ghosts hold the step's positions:
+ *   breakable   can body b's bonds break?  (scene data; such bodies also touch themselves through contact)
+ *   break_row   a block row the rule reads at the bond ghosts too, or -1 (scene data, the same on every
+ *               rank); the driver forwards it before break_bonds
+ *   break_bonds marks in `broken` (per entry of ph->ref_bonds) the unbroken bonds of its owned particles
+ *               that fail at the current state, lists in changed[] the owned particles that lost a bond
+ *               (each once) and returns their number (the count of broken bonds is derived from the flags)
+ *   losing      (may be NULL) the listed owned particles are about to lose bonds (ph->bonds still has
+ *               them, and the block what was computed from them): keeps what rebond compares with
+ *   rebond      after the listed owned particles lost bonds (ph->bonds already without them): recomputes
+ *               what depends on their bonds; lists in debris[] those whose remaining bonds no longer make
+ *               a 3D stencil but which still have some, and returns their number (the driver then breaks
+ *               all their bonds, on both sides, and calls rebond again for everyone that lost one); sets
+ *               *row_changed to 1 when it changed sync_row at one of them
+ *   sync_row    a block row that prepare and rebond set at owned particles and the force terms read at the
+ *               bond ghosts too, or -1 (scene data): the driver forwards it to the ghosts after prepare and
+ *               after every fracture pass in which some rank's rebond changed it, then calls synced (may
+ *               be NULL) */
+typedef struct shard_matter_fracture {
+    int (*breakable)(const shard_scene *sc, int body);
+    int (*break_row)(const shard_scene *sc);
+    size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed);
+    void (*losing)(const shard_matter_ctx *c, const int32_t *list, size_t n);
+    size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris, int *row_changed);
+    int (*sync_row)(const shard_scene *sc);
+    void (*synced)(const shard_matter_ctx *c);
+} shard_matter_fracture;
+
+/* The capability of a kind whose bodies move as wholes (rigid bodies; top of this file), with the module's phase
+ * and own state (core fields below):
+ *   advance     after the particles' first kick and drift of a step (c->ph->t: the time at the start of the
+ *               step, dt_motion = dt): advance the module's bodies over the step and set its owned particles' x
+ *               and v (collective)
+ *   settle      after the force evaluation and the particles' second kick (kick = 1), or after the start-up's
+ *               force evaluation (kick = 0): gather what the forces did to the bodies and set the owned
+ *               particles' v (and a) (collective)
+ *   state_size, state_save, state_load   the module's replicated state for checkpoints (bytes; writes; reads and
+ *               checks, 0 or SHARD_EXIT_INPUT with what is wrong in err); state_load is called once the
+ *               particles are in place, before prepare
+ *   frames      fills out[] with the frames of its bodies and returns their number (out: n_bodies entries)
+ *   body_diag   adds its bodies' kinetic energy and momentum (the driver calls it on one rank: the state is
+ *               replicated); the driver leaves its particles out of the particle sums
+ *   diag_line   text for the diagnostics line (may be empty) */
+typedef struct shard_matter_whole {
+    void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
+    void (*settle)(const shard_matter_ctx *c, const shard_collective *svc, int kick);
+    size_t (*state_size)(const shard_matter_ctx *c);
+    void (*state_save)(const shard_matter_ctx *c, void *buf);
+    int (*state_load)(const shard_matter_ctx *c, const void *buf, size_t bytes, shard_error *err);
+    size_t (*frames)(const shard_matter_ctx *c, shard_frame *out);
+    void (*body_diag)(const shard_matter_ctx *c, shard_xsum *kinetic, shard_xsum momentum[3]);
+    void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
+} shard_matter_whole;
+
+/* The collision-stage capability (collective; any kind, not only SLAVED ones): after the particles' first kick,
+ * before the drift (c->ph->t: the start of the step; x: the step's start; v: the mean velocity over the step,
+ * which the drift applies), collide may change the owned particles' v so that the drift is free of collisions.
+ * Returns 0, or SHARD_EXIT_RUNTIME with the same err on every rank to stop the run. */
+typedef struct shard_matter_collision {
+    int (*collide)(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err);
+} shard_matter_collision;
+
 typedef struct shard_matter {
     const char *kind;             /* the scene's bodies[i].kind */
     const char *about;            /* one line for `shard check` and the docs */
@@ -225,67 +291,20 @@ typedef struct shard_matter {
     size_t (*cells)(const shard_matter_ctx *c, int32_t *tri);
     /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
     void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);
-    /* Fracture (fracture.h; NULL: bonds of this kind never break).  The driver runs it after every step, once
-     * the bond ghosts hold the step's positions:
-     *   breakable   can body b's bonds break?  (scene data; such bodies also touch themselves through contact)
-     *   break_row   a block row the rule reads at the bond ghosts too, or -1 (scene data, the same on every
-     *               rank); the driver forwards it before break_bonds
-     *   break_bonds marks in `broken` (per entry of ph->ref_bonds) the unbroken bonds of its owned particles
-     *               that fail at the current state, lists in changed[] the owned particles that lost a bond
-     *               (each once) and returns their number (the count of broken bonds is derived from the flags)
-     *   losing      (may be NULL) the listed owned particles are about to lose bonds (ph->bonds still has
-     *               them, and the block what was computed from them): keeps what rebond compares with
-     *   rebond      after the listed owned particles lost bonds (ph->bonds already without them): recomputes
-     *               what depends on their bonds; lists in debris[] those whose remaining bonds no longer make
-     *               a 3D stencil but which still have some, and returns their number (the driver then breaks
-     *               all their bonds, on both sides, and calls rebond again for everyone that lost one); sets
-     *               *row_changed to 1 when it changed sync_row at one of them
-     *   sync_row    a block row that prepare and rebond set at owned particles and the force terms read at the
-     *               bond ghosts too, or -1 (scene data): the driver forwards it to the ghosts after prepare and
-     *               after every fracture pass in which some rank's rebond changed it, then calls synced (may
-     *               be NULL) */
-    int (*breakable)(const shard_scene *sc, int body);
-    int (*break_row)(const shard_scene *sc);
-    size_t (*break_bonds)(const shard_matter_ctx *c, uint8_t *broken, int32_t *changed);
-    void (*losing)(const shard_matter_ctx *c, const int32_t *list, size_t n);
-    size_t (*rebond)(const shard_matter_ctx *c, const int32_t *list, size_t n, int32_t *debris, int *row_changed);
-    int (*sync_row)(const shard_scene *sc);
-    void (*synced)(const shard_matter_ctx *c);
-    /* Bodies that move as wholes (top of this file).  flags: SHARD_MATTER_*; phase: the timer phase its
-     * collective hooks are charged to ("Rigid"); state_bytes, state_free: a state of its own per rank.
-     *   advance     after the particles' first kick and drift of a step (c->ph->t: the time at the start of the
-     *               step, dt_motion = dt): advance the module's bodies over the step and set its owned
-     *               particles' x and v (collective)
-     *   settle      after the force evaluation and the particles' second kick (kick = 1), or after the start-up's
-     *               force evaluation (kick = 0): gather what the forces did to the bodies and set the owned
-     *               particles' v (and a) (collective)
-     *   state_size, state_save, state_load   the module's replicated state for checkpoints (bytes; writes; reads
-     *               and checks, 0 or SHARD_EXIT_INPUT with what is wrong in err); state_load is called once the
-     *               particles are in place, before prepare
-     *   finish      frees what the module allocated in its per-body state (NULL-safe; may be NULL)
-     *   frames      fills out[] with the frames of its bodies and returns their number (out: n_bodies entries)
-     *   body_diag   adds its bodies' kinetic energy and momentum (the driver calls it on one rank: the state is
-     *               replicated); the driver leaves its particles out of the particle sums
-     *   diag_line, report   text for the diagnostics line and the end report (may be empty) */
+    /* Flags (SHARD_MATTER_*); the timer phase its collective hooks are charged to ("Rigid", "Collide"); a state of
+     * its own per rank (ctx->state, zeroed at start; state_free frees what it allocated there); finish frees what
+     * it allocated in its per-body state (NULL-safe; may be NULL); report: text for the end report (may be
+     * empty). */
     unsigned flags;
     const char *phase;
-    size_t state_bytes;              /* the module's own state on each rank (ctx->state), zeroed at start */
-    void (*state_free)(void *state); /* frees what the module allocated in it */
-    void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
-    /* Collisions (collective; any module, not only SLAVED ones): after the particles' first kick, before the
-     * drift (c->ph->t: the start of the step; x: the step's start; v: the mean velocity over the step, which the
-     * drift applies): may change the owned particles' v so that the drift is free of collisions.  Returns 0,
-     * or SHARD_EXIT_RUNTIME with the same err on every rank to stop the run. */
-    int (*collide)(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err);
-    void (*settle)(const shard_matter_ctx *c, const shard_collective *svc, int kick);
-    size_t (*state_size)(const shard_matter_ctx *c);
-    void (*state_save)(const shard_matter_ctx *c, void *buf);
-    int (*state_load)(const shard_matter_ctx *c, const void *buf, size_t bytes, shard_error *err);
+    size_t state_bytes;
+    void (*state_free)(void *state);
     void (*finish)(const shard_scene *sc, void *bodies);
-    size_t (*frames)(const shard_matter_ctx *c, shard_frame *out);
-    void (*body_diag)(const shard_matter_ctx *c, shard_xsum *kinetic, shard_xsum momentum[3]);
-    void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
     void (*report)(const shard_matter_ctx *c, char *buf, size_t len);
+    /* Optional capabilities (NULL: the kind has none): */
+    const shard_matter_fracture *fracture;   /* bonds that break */
+    const shard_matter_whole *whole;         /* bodies that move as wholes */
+    const shard_matter_collision *collision; /* a collision stage before the drift */
 } shard_matter;
 
 /* The most kinds of matter one run's table holds (a run's per-module arrays are this long; a checkpoint has a

@@ -43,7 +43,9 @@ void shard_sim_fracture_setup(shard_sim *s)
     s->frac.on = 0;
     for (int b = 0; b < sc->n_bodies; b++) {
         const shard_matter *m = shard_sim_module_of(s, b)->def;
-        if (m->breakable && m->break_bonds && m->breakable(sc, b) && m->bond_radius && m->bond_radius(sc, b) > 0.0)
+        const shard_matter_fracture *fr = m->fracture;
+        if (fr && fr->breakable && fr->break_bonds && fr->breakable(sc, b) && m->bond_radius &&
+            m->bond_radius(sc, b) > 0.0)
             s->frac.self_contact[b] = 1, s->frac.on = 1;
         /* a notched body's faces touch too, breakable or not; and bodies whose module needs its own
          * particles nearby (cloth collisions) */
@@ -101,16 +103,17 @@ void shard_sim_fracture_sync(shard_sim *s)
 {
     for (int m = 0; m < s->n_modules; m++) {
         shard_sim_module *md = &s->mod[m];
-        int row = md->def->sync_row ? md->def->sync_row(&s->scene) : -1;
+        const shard_matter_fracture *fr = md->def->fracture;
+        int row = fr && fr->sync_row ? fr->sync_row(&s->scene) : -1;
         if (row < 0)
             continue;
         if (md->halo) {
             shard_halo_field f = shard_sim_block_field(md, row);
             shard_halo_forward(md->halo, 1, &f);
         }
-        if (md->def->synced) {
+        if (fr->synced) {
             shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-            md->def->synced(&mc);
+            fr->synced(&mc);
         }
     }
 }
@@ -126,13 +129,14 @@ static size_t shard_sim_rebond(shard_sim *s, const int32_t *changed, size_t n, i
         size_t lo = md->block.first, hi = lo + md->block.n_owned, q0 = q;
         while (q < n && (size_t)changed[q] < hi)
             q++;
-        if (q == q0 || (size_t)changed[q0] < lo)
+        const shard_matter_fracture *fr = md->def->fracture;
+        if (q == q0 || (size_t)changed[q0] < lo || !fr)
             continue;
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-        if (losing && md->def->losing)
-            md->def->losing(&mc, changed + q0, q - q0);
-        else if (!losing && md->def->rebond)
-            nd += md->def->rebond(&mc, changed + q0, q - q0, s->frac.debris + nd, row_changed);
+        if (losing && fr->losing)
+            fr->losing(&mc, changed + q0, q - q0);
+        else if (!losing && fr->rebond)
+            nd += fr->rebond(&mc, changed + q0, q - q0, s->frac.debris + nd, row_changed);
     }
     return nd;
 }
@@ -149,9 +153,10 @@ void shard_sim_fracture(shard_sim *s)
     size_t nc = 0;
     for (int m = 0; m < s->n_modules; m++) {
         shard_sim_module *md = &s->mod[m];
-        if (!md->def->break_bonds || !md->has_bonds)
+        const shard_matter_fracture *fr = md->def->fracture;
+        if (!fr || !fr->break_bonds || !md->has_bonds)
             continue;
-        int row = md->def->break_row ? md->def->break_row(&s->scene) : -1;
+        int row = fr->break_row ? fr->break_row(&s->scene) : -1;
         if (row >= 0 && md->halo) {
             shard_halo_field f = shard_sim_block_field(md, row);
             shard_timer_stamp(&s->timer, s->ph_fracture, shard_wtime());
@@ -159,7 +164,7 @@ void shard_sim_fracture(shard_sim *s)
             shard_timer_stamp(&s->timer, s->ph_comm, shard_wtime()); /* exchanges and their waits: Comm */
         }
         shard_matter_ctx mc = {.ph = &s->phys, .block = &md->block, .bodies = md->bodies};
-        nc += md->def->break_bonds(&mc, s->bond_broken, s->frac.changed + nc);
+        nc += fr->break_bonds(&mc, s->bond_broken, s->frac.changed + nc);
     }
     /* Rounds: the particles that lost bonds recompute their moments; those left without a 3D stencil break
      * every bond they still have, their partners (told by a flag through the halo) break theirs, and the

@@ -40,7 +40,7 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
         const shard_matter *m = t->modules[s->body_module[b]];
         int bonds = m->bond_radius && m->bond_radius(sc, b) > 0.0;
         const shard_material *mat = &sc->materials[bd->material];
-        if (mat->fracture.criterion != SHARD_FRACTURE_NONE && (!bonds || !m->break_bonds))
+        if (mat->fracture.criterion != SHARD_FRACTURE_NONE && (!bonds || !m->fracture))
             return shard_error_at(err, sc->path, &mat->fracture.loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds to break: a material "
                                   "with a fracture rule needs a kind with bonds (solid)",

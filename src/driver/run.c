@@ -25,12 +25,13 @@ int64_t shard_sim_total_particles(const shard_sim *s) { return s->n_global; }
 uint64_t shard_sim_hash(shard_sim *s)
 {
     uint64_t h = shard_hash_state_local(&s->p);
-    for (int m = 0; m < s->n_modules && shard_comm_rank(s->comm) == 0; m++)
-        if (s->mod[m].def->state_save && shard_sim_module_used(s, m)) {
+    for (int m = 0; m < s->n_modules && shard_comm_rank(s->comm) == 0; m++) {
+        const shard_matter_whole *wh = shard_sim_whole(s, m);
+        if (wh && wh->state_save) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            size_t bytes = s->mod[m].def->state_size(&mc);
+            size_t bytes = wh->state_size(&mc);
             unsigned char *buf = shard_calloc(bytes + 8, 1);
-            s->mod[m].def->state_save(&mc, buf);
+            wh->state_save(&mc, buf);
             uint64_t hm = shard_hash_add(0x6d6f64756c65ull, (uint64_t)bytes);
             for (size_t i = 0; i < bytes; i += 8) {
                 uint64_t w;
@@ -40,6 +41,7 @@ uint64_t shard_sim_hash(shard_sim *s)
             free(buf);
             h += hm;
         }
+    }
     return shard_comm_sum_u64(s->comm, h);
 }
 
@@ -136,14 +138,16 @@ typedef struct shard_sim_frame_table {
 size_t shard_sim_frames(shard_sim *s, shard_frame *out, size_t max)
 {
     size_t n = 0;
-    for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->frames && s->mod[m].used) {
+    for (int m = 0; m < s->n_modules; m++) {
+        const shard_matter_whole *w = shard_sim_whole(s, m);
+        if (w && w->frames) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
             if (n + (size_t)s->scene.n_bodies > max)
                 shard_fatal(SHARD_EXIT_INTERNAL, "shard_sim_frames: room for %zu frames, not the %d bodies", max,
                             s->scene.n_bodies);
-            n += s->mod[m].def->frames(&mc, out + n);
+            n += w->frames(&mc, out + n);
         }
+    }
     return n;
 }
 
@@ -152,7 +156,7 @@ static int shard_sim_frames_make(shard_sim *s, shard_sim_frame_table *fr, shard_
     memset(fr, 0, sizeof *fr);
     int any = 0;
     for (int m = 0; m < s->n_modules; m++)
-        any |= s->mod[m].def->frames != NULL && s->mod[m].used;
+        any |= shard_sim_whole(s, m) && shard_sim_whole(s, m)->frames;
     if (!any)
         return 0;
     size_t cap = (size_t)s->scene.n_bodies + 1;
@@ -401,11 +405,11 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
     /* Modules' own state (the same on every rank): one record each. */
     void *blob[SHARD_CHECKPOINT_MAX_SECTIONS] = {0};
     for (int m = 0; m < n_sec; m++)
-        if (s->mod[m].def->state_save && shard_sim_module_used(s, m)) {
+        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->state_save) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            sec[m].blob_bytes = s->mod[m].def->state_size(&mc);
+            sec[m].blob_bytes = shard_sim_whole(s, m)->state_size(&mc);
             sec[m].blob = blob[m] = shard_malloc(sec[m].blob_bytes + 1);
-            s->mod[m].def->state_save(&mc, blob[m]);
+            shard_sim_whole(s, m)->state_save(&mc, blob[m]);
         }
     shard_checkpoint_state st = {
         .p = &s->p,
@@ -578,10 +582,10 @@ void shard_sim_run(shard_sim *s, int quiet)
                     if (s->frac.on)
                         printf("  broken %lld", (long long)d.broken_bonds);
                     for (int m = 0; m < s->n_modules; m++)
-                        if (s->mod[m].def->diag_line && s->mod[m].used) {
+                        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->diag_line) {
                             char line[256];
                             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-                            s->mod[m].def->diag_line(&mc, line, sizeof line);
+                            shard_sim_whole(s, m)->diag_line(&mc, line, sizeof line);
                             printf("  %s", line);
                         }
                     printf("\n");

@@ -112,7 +112,7 @@ static void shard_sim_wire(shard_sim *s)
                            .reach_slack = 0.5 * s->skin};
     /* the impulses' hand-over only where some kind in the scene has a collision stage (none: no collective) */
     for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->collide && s->mod[m].used)
+        if (shard_sim_collision(s, m))
             s->phys.impulses = &s->impulses;
     shard_sim_collective_init(s);
     memset(&s->timer, 0, sizeof s->timer);
@@ -331,12 +331,12 @@ static int shard_sim_check_depths(shard_sim *s, shard_error *err)
 static int shard_sim_load_states(shard_sim *s, const char *ck_path, shard_error *err)
 {
     for (int m = 0; m < s->n_modules && !err->code; m++)
-        if (s->mod[m].def->state_load && s->mod[m].used) {
+        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->state_load) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
             shard_error e;
             memset(&e, 0, sizeof e);
-            if (s->mod[m].def->state_load(&mc, s->restart_blob[m], s->restart_blob[m] ? s->restart_blob_bytes[m] : 0,
-                                          &e))
+            if (shard_sim_whole(s, m)->state_load(&mc, s->restart_blob[m],
+                                                  s->restart_blob[m] ? s->restart_blob_bytes[m] : 0, &e))
                 shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s", ck_path, e.msg);
         }
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)

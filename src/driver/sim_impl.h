@@ -193,6 +193,15 @@ shard_matter_ctx shard_sim_module_ctx(shard_sim *s, int m);
 shard_halo_field shard_sim_block_field(shard_sim_module *md, int row);
 /* whether module m has a body in the scene */
 static inline int shard_sim_module_used(const shard_sim *s, int m) { return s->mod[m].used; }
+/* module m's capabilities (matter.h) when it has a body in the scene, else NULL */
+static inline const shard_matter_whole *shard_sim_whole(const shard_sim *s, int m)
+{
+    return s->mod[m].used ? s->mod[m].def->whole : NULL;
+}
+static inline const shard_matter_collision *shard_sim_collision(const shard_sim *s, int m)
+{
+    return s->mod[m].used ? s->mod[m].def->collision : NULL;
+}
 /* step.c: every module's settle hook (matter.h), after a force evaluation (kick: and the second half kick).
  * Collective. */
 void shard_sim_settle(shard_sim *s, int kick);

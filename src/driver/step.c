@@ -263,22 +263,22 @@ void shard_sim_forces(shard_sim *s, int force_rebuild)
 static void shard_sim_advance(shard_sim *s)
 {
     for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->advance && s->mod[m].used) {
+        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->advance) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            s->mod[m].def->advance(&mc, &s->svc);
+            shard_sim_whole(s, m)->advance(&mc, &s->svc);
             shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
         }
 }
 
-/* Every module with collisions (matter.h, collide): between the first kick and the drift. */
+/* Every module with a collision stage (matter.h, collision): between the first kick and the drift. */
 static void shard_sim_collide(shard_sim *s)
 {
     s->impulses.n = 0;
     for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->collide && s->mod[m].used) {
+        if (shard_sim_collision(s, m)) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
             shard_error e = {0};
-            if (s->mod[m].def->collide(&mc, &s->svc, &e))
+            if (shard_sim_collision(s, m)->collide(&mc, &s->svc, &e))
                 shard_fail_all(s->comm, e.code ? e.code : SHARD_EXIT_RUNTIME, e.msg);
             shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
         }
@@ -288,9 +288,9 @@ void shard_sim_settle(shard_sim *s, int kick)
 {
     s->phys.f = s->f;
     for (int m = 0; m < s->n_modules; m++)
-        if (s->mod[m].def->settle && s->mod[m].used) {
+        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->settle) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            s->mod[m].def->settle(&mc, &s->svc, kick);
+            shard_sim_whole(s, m)->settle(&mc, &s->svc, kick);
             shard_timer_stamp(&s->timer, s->mod[m].phase, shard_wtime());
         }
 }
@@ -356,7 +356,8 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         const double *vi = p->v + 3 * i;
         double v2 = vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2];
         vmax = fmax(vmax, v2);
-        if (s->mod[s->body_module[p->body[i]]].def->body_diag) /* its bodies count whole, below */
+        const shard_matter_whole *wh = s->mod[s->body_module[p->body[i]]].def->whole;
+        if (wh && wh->body_diag) /* its bodies count whole, below */
             continue;
         shard_xsum_add(&acc[KIN], 0.5 * p->mass[i] * v2);
         for (int k = 0; k < 3; k++)
@@ -371,9 +372,9 @@ shard_diag shard_sim_diagnostics(shard_sim *s)
         }
     /* Bodies that move as wholes: their state is the same on every rank, so one rank adds it. */
     for (int m = 0; m < s->n_modules && shard_comm_rank(s->comm) == 0; m++)
-        if (s->mod[m].def->body_diag && s->mod[m].used) {
+        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->body_diag) {
             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-            s->mod[m].def->body_diag(&mc, &acc[KIN], &acc[MOM]);
+            shard_sim_whole(s, m)->body_diag(&mc, &acc[KIN], &acc[MOM]);
         }
     shard_comm_xsum(s->comm, acc, N_ACC);
     shard_diag d = {.kinetic = shard_xsum_round(&acc[KIN]), .elastic = shard_xsum_round(&acc[ELASTIC])};

@@ -357,6 +357,8 @@ static const shard_force_term shard_matter_cloth_force = {
 };
 static const shard_force_term *const shard_matter_cloth_terms[] = {&shard_matter_cloth_force};
 
+static const shard_matter_collision shard_matter_cloth_collision = {.collide = shard_cloth_collide_step};
+
 const shard_matter shard_matter_cloth = {
     .kind = "cloth",
     .about = "cloth: St Venant-Kirchhoff membrane and discrete-shell bending on a vertex grid",
@@ -378,7 +380,7 @@ const shard_matter shard_matter_cloth = {
     .cells = shard_matter_cloth_cells,
     .flags = SHARD_MATTER_SURFACE,
     .phase = "Collide",
-    .collide = shard_cloth_collide_step,
+    .collision = &shard_matter_cloth_collision,
     .report = shard_cloth_collide_report,
     .state_bytes = sizeof(shard_cloth_state),
     .state_free = shard_matter_cloth_free,

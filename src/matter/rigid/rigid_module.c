@@ -436,6 +436,17 @@ static void shard_matter_rigid_describe(const shard_scene *sc, int b, char *buf,
              sc->materials[bd->material].restitution, sc->materials[bd->material].friction);
 }
 
+static const shard_matter_whole shard_matter_rigid_whole = {
+    .advance = shard_matter_rigid_advance,
+    .settle = shard_matter_rigid_settle,
+    .state_size = shard_matter_rigid_state_size,
+    .state_save = shard_matter_rigid_state_save,
+    .state_load = shard_matter_rigid_state_load,
+    .frames = shard_matter_rigid_frames,
+    .body_diag = shard_matter_rigid_body_diag,
+    .diag_line = shard_matter_rigid_diag_line,
+};
+
 const shard_matter shard_matter_rigid = {
     .kind = "rigid",
     .about = "rigid body: exact mass properties, Newton-Euler motion, contact impulses with restitution and "
@@ -452,14 +463,7 @@ const shard_matter shard_matter_rigid = {
     .phase = "Rigid",
     .state_bytes = sizeof(shard_rigid_world),
     .state_free = shard_matter_rigid_state_free,
-    .advance = shard_matter_rigid_advance,
-    .settle = shard_matter_rigid_settle,
-    .state_size = shard_matter_rigid_state_size,
-    .state_save = shard_matter_rigid_state_save,
-    .state_load = shard_matter_rigid_state_load,
     .finish = shard_matter_rigid_finish,
-    .frames = shard_matter_rigid_frames,
-    .body_diag = shard_matter_rigid_body_diag,
-    .diag_line = shard_matter_rigid_diag_line,
     .report = shard_matter_rigid_report,
+    .whole = &shard_matter_rigid_whole,
 };

@@ -201,6 +201,16 @@ static const shard_force_term shard_matter_solid_force = {
 };
 static const shard_force_term *const shard_matter_solid_terms[] = {&shard_matter_solid_force};
 
+static const shard_matter_fracture shard_matter_solid_fracture = {
+    .breakable = shard_matter_solid_breakable,
+    .break_row = shard_matter_solid_break_row,
+    .break_bonds = shard_matter_solid_break,
+    .losing = shard_matter_solid_losing,
+    .rebond = shard_matter_solid_rebond,
+    .sync_row = shard_matter_solid_sync_row,
+    .synced = shard_matter_solid_synced,
+};
+
 const shard_matter shard_matter_solid = {
     .kind = "solid",
     .about = "meshless elastic/plastic solid (Mueller et al. 2004)",
@@ -219,12 +229,6 @@ const shard_matter shard_matter_solid = {
     .output = shard_matter_solid_output,
     .inverted = shard_matter_solid_inverted,
     .describe = shard_matter_solid_describe,
-    .breakable = shard_matter_solid_breakable,
-    .break_row = shard_matter_solid_break_row,
-    .break_bonds = shard_matter_solid_break,
-    .losing = shard_matter_solid_losing,
-    .rebond = shard_matter_solid_rebond,
-    .sync_row = shard_matter_solid_sync_row,
-    .synced = shard_matter_solid_synced,
     .flags = SHARD_MATTER_SMOOTH,
+    .fracture = &shard_matter_solid_fracture,
 };
