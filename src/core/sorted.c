@@ -35,6 +35,8 @@ size_t shard_sorted_lower_int(const int *a, size_t n, int key) { SHARD_SORTED_BO
 
 size_t shard_sorted_lower_i64_at(const void *base, size_t n, size_t stride, size_t offset, int64_t key)
 {
+    if (n == 0) /* base may be NULL then: no pointer arithmetic on it */
+        return 0;
     const char *b = (const char *)base + offset;
     size_t lo = 0, hi = n;
     while (lo < hi) {

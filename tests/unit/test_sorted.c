@@ -56,5 +56,7 @@ int main(void)
     shard_gidmap_build(&m, gid, 2); /* rebuilt smaller: the rest is gone */
     SHARD_ENSURE(shard_gidmap_find(&m, 40) == 0 && shard_gidmap_find(&m, 12) == -1);
     shard_gidmap_free(&m);
+    SHARD_ENSURE(shard_gidmap_find(&m, 40) == -1); /* an empty map (no storage) finds nothing */
+    SHARD_ENSURE(shard_sorted_lower_i64_at(NULL, 0, 16, 0, 5) == 0);
     return SHARD_TEST_RESULT();
 }
