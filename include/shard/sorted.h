@@ -25,7 +25,6 @@ int64_t shard_sorted_find_i64_via(const int64_t *key, const int32_t *idx, size_t
 /* Ascending comparators for qsort and bsearch. */
 int shard_sorted_cmp_i64(const void *a, const void *b);
 int shard_sorted_cmp_i32(const void *a, const void *b);
-int shard_sorted_cmp_int(const void *a, const void *b);
 int shard_sorted_cmp_double(const void *a, const void *b);
 /* Records whose first member is an int64 key (a global id), then a second int64 (ties). */
 int shard_sorted_cmp_i64_pair(const void *a, const void *b);

@@ -86,7 +86,6 @@ int shard_sorted_find_int(const int *a, size_t n, int key)
 
 int shard_sorted_cmp_i64(const void *a, const void *b) { SHARD_SORTED_CMP(int64_t, a, b); }
 int shard_sorted_cmp_i32(const void *a, const void *b) { SHARD_SORTED_CMP(int32_t, a, b); }
-int shard_sorted_cmp_int(const void *a, const void *b) { SHARD_SORTED_CMP(int, a, b); }
 int shard_sorted_cmp_double(const void *a, const void *b) { SHARD_SORTED_CMP(double, a, b); }
 
 int shard_sorted_cmp_i64_pair(const void *a, const void *b)
