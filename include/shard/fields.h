@@ -3,11 +3,12 @@
  * Two tables live here.  The first is the row descriptor of a field registry (shard_field_desc): the particle
  * store (particles.h) and every matter module's block of per-particle arrays describe their arrays with it, so
  * that the start-up distribution, checkpoints and restarts loop over rows instead of naming arrays.  The
- * second is SHARD_OUTPUT_FIELDS, the one list of the per-particle fields that output files and in-situ scripts
- * see: the scene's `output.fields` names and their validation (scene.c), the HDF5 datasets and XDMF attributes
- * (io/output.c, from the columns the driver hands over), the Catalyst point arrays (io/catalyst_adaptor.cxx,
- * from the same columns) and the field table of docs/scenes.md (checked against this list by
- * tests/unit/test_fields.c) all come from it.  Which module computes a field is said in the `from` column.
+ * second is SHARD_OUTPUT_FIELDS, the per-particle fields of every run that output files and in-situ scripts see
+ * (the particle store's and the driver's); each kind of matter adds its own after them (matter.h: out_fields,
+ * and shard_output_* there for the whole list of a scene).  The scene's `output.fields` names and their
+ * validation (scene.c), the HDF5 datasets and XDMF attributes (io/output.c, from the columns the driver hands
+ * over), the Catalyst point arrays (io/catalyst_adaptor.cxx, from the same columns) and the field table of
+ * docs/scenes.md (checked against the whole list by tests/unit/test_fields.c) all come from these lists.
  */
 #ifndef SHARD_FIELDS_H
 #define SHARD_FIELDS_H
@@ -68,25 +69,14 @@ static inline void **shard_field_slot(void *base, const shard_field_desc *f)
 }
 static inline size_t shard_field_row_bytes(const shard_field_desc *f) { return (size_t)f->ncomp * f->elem_size; }
 
-/* The output fields: X_(ID, "name", type, components, "unit", from, "what it is").  `from` is who fills the
- * column: core (the particle store and the driver) or a matter module (the solid, cloth); particles of other
- * kinds get zeros in a module's columns.  Components: 1 scalar, 3 vector, 9 tensor (row by row; the stress is
- * written whole, not as 6 symmetric components, because ParaView's XDMF readers and VTK disagree on the order
- * of a 6-component tensor).  position and global_id are always written. */
+/* The output fields of every run: X_(ID, "name", type, components, "unit", from, "what it is"), `from` = core
+ * (the particle store and the driver fill them).  Components: 1 scalar, 3 vector, 9 tensor (row by row: a
+ * tensor is written whole, not as 6 symmetric components, because ParaView's XDMF readers and VTK disagree on
+ * the order of a 6-component tensor).  position and global_id are always written. */
 #define SHARD_OUTPUT_FIELDS(X_)                                                                                        \
     X_(POSITION, "position", SHARD_TYPE_F64, 3, "m", core, "current position (always written)")                        \
     X_(VELOCITY, "velocity", SHARD_TYPE_F64, 3, "m/s", core, "velocity")                                               \
     X_(DISPLACEMENT, "displacement", SHARD_TYPE_F64, 3, "m", core, "x - X, from the rest position")                    \
-    X_(STRESS, "stress", SHARD_TYPE_F64, 9, "Pa", solid, "Cauchy stress, full symmetric 3x3, row by row")              \
-    X_(VON_MISES, "von_mises", SHARD_TYPE_F64, 1, "Pa", solid, "von Mises equivalent stress")                          \
-    X_(PLASTIC_STRAIN, "plastic_strain", SHARD_TYPE_F64, 1, "1", solid, "Frobenius norm of the plastic Green strain")  \
-    X_(DAMAGE, "damage", SHARD_TYPE_F64, 1, "1", solid, "broken fraction of the particle's reference bonds")           \
-    X_(INVERTED, "inverted", SHARD_TYPE_I32, 1, "-", solid, "1 where det J <= 0 (turned inside out), else 0")          \
-    X_(STRETCH, "stretch", SHARD_TYPE_F64, 1, "1", cloth,                                                              \
-       "cloth: the largest principal Green strain of the vertex's triangles (membrane stretch)")                       \
-    X_(CONTACT, "contact", SHARD_TYPE_F64, 1, "N", cloth,                                                              \
-       "cloth: the force of the collision stage's impulses on the vertex over the last step, |m dv| / dt "             \
-       "(self-collision, other bodies, obstacles)")                                                                    \
     X_(FRAGMENT, "fragment", SHARD_TYPE_I64, 1, "-", core,                                                             \
        "label of the particle's fragment: the smallest global id in it (-1: a body that cannot break; written "        \
        "only when some body can)")                                                                                     \
@@ -115,9 +105,8 @@ typedef struct shard_output_field_info {
 extern const shard_output_field_info shard_output_fields[SHARD_OUT_COUNT];
 /* Fields always written, whatever the scene selects. */
 #define SHARD_OUT_ALWAYS ((1u << SHARD_OUT_POSITION) | (1u << SHARD_OUT_GLOBAL_ID))
-#define SHARD_OUT_ALL ((1u << SHARD_OUT_COUNT) - 1u)
-/* The field named `name`, or -1. Local. */
-int shard_output_field_find(const char *name);
+/* The most output fields of a run, the core's and its kinds' (a selection is a mask of this many bits). */
+#define SHARD_OUTPUT_MAX 32
 
 /* One column of the owned particles handed to output and in-situ: n_owned rows of ncomp values. */
 typedef struct shard_column {

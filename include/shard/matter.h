@@ -251,10 +251,27 @@ typedef struct shard_matter_collision {
     int (*collide)(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err);
 } shard_matter_collision;
 
+/* The scene keys a kind owns, as tables of the scene reader's key engine (src/matter/scene_keys.h), so that no
+ * kind key is named outside its module:
+ *   body, body_bytes        the keys of its bodies beyond the common ones (name, kind, material, shape, spacing,
+ *                           ...), read into a struct of body_bytes (shard_body_def.kind_def; defaults when
+ *                           absent); a key of another kind's table gets a message naming that kind
+ *   section, scene_keys, section_bytes   a top-level section of its own (`rigid:`), read into a struct of
+ *                           section_bytes that shard_matter_section() returns (defaults when absent) */
+struct shard_scene_section;
+typedef struct shard_matter_keys {
+    const struct shard_scene_section *body;
+    size_t body_bytes;
+    const char *section;
+    const struct shard_scene_section *scene_keys;
+    size_t section_bytes;
+} shard_matter_keys;
+
 typedef struct shard_matter {
-    const char *kind;             /* the scene's bodies[i].kind */
-    const char *about;            /* one line for `shard check` and the docs */
-    const shard_field_desc *rows; /* its block's registry (SHARD_BLOCK_ROW) */
+    const char *kind;              /* the scene's bodies[i].kind */
+    const char *about;             /* one line for `shard check` and the docs */
+    const shard_matter_keys *keys; /* its scene keys (NULL: none) */
+    const shard_field_desc *rows;  /* its block's registry (SHARD_BLOCK_ROW) */
     int n_rows;
     size_t body_bytes; /* per-body state, zeroed, one per body of the scene (used for its own) */
     int (*body_init)(const shard_scene *sc, int body, void *state, shard_error *err);
@@ -263,6 +280,8 @@ typedef struct shard_matter {
     /* Radius of the reference bonds of body b (m), or 0 for none: its particles then have no bond partner and
      * the module no halo. */
     double (*bond_radius)(const shard_scene *sc, int body);
+    /* The radius of its particles in contact with other bodies and obstacles, m (NULL: half the spacing). */
+    double (*contact_radius)(const shard_scene *sc, int body);
     /* The volume of particle k (its global id minus the body's first) of body b, m^3, from scene data and the
      * per-body state (NULL: one lattice cell, spacing^3); its mass is the material's density times it. */
     double (*particle_volume)(const shard_scene *sc, int body, int64_t k, const void *body_state);
@@ -276,10 +295,13 @@ typedef struct shard_matter {
     void (*prepare)(const shard_matter_ctx *c);
     const shard_force_term *const *terms;
     int n_terms;
-    unsigned outputs; /* bits (1u << SHARD_OUT_*) of the fields it fills */
-    /* Fills cols[f] (n_owned rows of field f's type, zeroed; NULL where not wanted) for its owned particles at
-     * their local index.  The bond ghosts' x and v are current. */
-    void (*output)(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT]);
+    /* Its output fields (`from`: its kind; particles of other kinds get zeros in them), listed after the core's
+     * (fields.h) in every file and in-situ view, and output() that fills them: cols[k] (n_owned rows of its
+     * field k's type, zeroed; NULL where not wanted: bit k of want clear) for its owned particles at their local
+     * index.  The bond ghosts' x and v are current. */
+    const shard_output_field_info *out_fields;
+    int n_out_fields;
+    void (*output)(const shard_matter_ctx *c, unsigned want, void *const *cols);
     /* Particles the model cannot represent at the current positions (the solid: turned inside out, det J <= 0):
      * their number among the owned ones, and in *first, when there are any, the local index of the one with the
      * smallest global id (NULL: the kind has no such state).  The bond ghosts' x are current. */
@@ -307,21 +329,27 @@ typedef struct shard_matter {
     const shard_matter_collision *collision; /* a collision stage before the drift */
 } shard_matter;
 
-/* The most kinds of matter one run's table holds (a run's per-module arrays are this long; a checkpoint has a
- * section per module, so SHARD_CHECKPOINT_MAX_SECTIONS must be at least this). */
-#define SHARD_MATTER_MAX 8
-
 /* The matter table of this build (the solid first).  Static storage. */
 const shard_matter *const *shard_matter_table(int *n);
 
 /* The row of `kind` in a table, or -1. Local. */
 int shard_matter_find(const shard_matter *const *table, int n, const char *kind);
 
-/* For code that sees the scene but not the driver's choice of module per body (the common force terms, hooks that
- * take the scene only): the row of this build's table that body b's kind names, or NULL (a kind of a test's own
- * table); and whether that row has all of `flags` (SHARD_MATTER_*).  A body's kind is tested by its module's row
- * and flags, never by the kind's name. Local. */
+/* The module of body b (the row of the scene's table that its kind names), and whether it has all of `flags`
+ * (SHARD_MATTER_*).  A body's kind is tested by its module's row and flags, never by the kind's name.  Local. */
 const shard_matter *shard_matter_of(const shard_scene *sc, int b);
 int shard_matter_of_has(const shard_scene *sc, int b, unsigned flags);
+/* The output fields of a scene: the core's (fields.h: indices 0 to SHARD_OUT_COUNT - 1), then each module's of
+ * its table in table order, at most SHARD_OUTPUT_MAX in all: their number, field f, the index of the field named
+ * `name` (or -1), the index of module row m's first field, and the mask of all of them.  Local. */
+int shard_output_count(const shard_scene *sc);
+const shard_output_field_info *shard_output_info(const shard_scene *sc, int f);
+int shard_output_find(const shard_scene *sc, const char *name);
+int shard_output_first(const shard_scene *sc, int m);
+unsigned shard_output_all(const shard_scene *sc);
+
+/* Module m's top-level section as read (keys->section_bytes; its defaults when the file has none), or NULL when
+ * the module has none or is not in the scene's table.  Local. */
+const void *shard_matter_section(const shard_scene *sc, const shard_matter *m);
 
 #endif

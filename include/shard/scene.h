@@ -86,47 +86,34 @@ typedef struct shard_traction {
     shard_src_loc loc; /* key "bodies[i].tractions[k]" */
 } shard_traction;
 
-/* A surface (a cloth's shape): a grid, or a mesh with a thickness (an open or closed triangle mesh whose
- * vertices are the particles, not a solid to fill). */
-#define SHARD_BODY_IS_SURFACE(b) ((b)->shape.kind == SHARD_SHAPE_GRID || (b)->thickness > 0.0)
-
 #define SHARD_KIND_MAX 32
+/* The most kinds of matter one scene's table holds (a run's per-module arrays are this long; a checkpoint has a
+ * section per module, so SHARD_CHECKPOINT_MAX_SECTIONS must be at least this). */
+#define SHARD_MATTER_MAX 8
 
 /* How a body's shape becomes particles (sample.h): the simple-cubic lattice, or the lattice with its surface
  * particles moved onto the true surface. */
 enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
-enum { SHARD_CLAMP_PARTICLES = 0, SHARD_CLAMP_FACE = 1 };
 
 /* How a material's particles meet those of another body (contact.h). */
 enum { SHARD_SURFACE_PARTICLES = 0, SHARD_SURFACE_SMOOTH = 1 };
-/* How a rigid body moves (rigid.h): by its forces and contacts, or with its initial velocity and angular velocity
- * whatever touches it (an infinite mass to its contacts). */
-enum { SHARD_MOTION_DYNAMIC = 0, SHARD_MOTION_KINEMATIC = 1 };
-
 typedef struct shard_body_def {
     char name[SHARD_NAME_MAX];
-    char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the matter table (matter.h);
-                                * the driver checks the name against its table and reports kind_loc */
+    char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the scene's matter table */
     shard_src_loc kind_loc;
-    int material; /* index into scene->materials */
+    int module;     /* that row: scene->modules[module] */
+    int surface;    /* its kind's bodies are surfaces (SHARD_MATTER_SURFACE): a grid, or a mesh whose vertices are
+                     * the particles (an open or closed triangle mesh, not a solid to fill) */
+    void *kind_def; /* the keys of its kind (the module's keys->body table), read into the module's struct
+                     * (keys->body_bytes, owned; NULL when the kind has none) */
+    int material;   /* index into scene->materials */
     shard_shape shape;
     double spacing; /* lattice spacing, m, > 0 (a grid: its shorter cell edge, from its divisions) */
     shard_src_loc spacing_loc;
-    double thickness; /* a surface (shape grid: cloth): thickness, m, > 0; 0 for lattice bodies */
-    shard_src_loc thickness_loc;
-    double bending; /* a surface: bending stiffness D, N m, >= 0, or -1 when not given (the plate's
-                     * E t^3 / (12 (1 - nu^2))) */
-    shard_src_loc bending_loc;
-    double support;             /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
     int sampling;               /* SHARD_SAMPLING_LATTICE (default) or SHARD_SAMPLING_SURFACE (sample.h) */
-    int clamp;                  /* how held regions meet a solid's free particles: SHARD_CLAMP_PARTICLES (default) or
-                                 * SHARD_CLAMP_FACE (the wall rule, solid.h) */
-    shard_src_loc clamp_loc;    /* where `clamp` was given (line 0: not given) */
     double velocity[3];         /* initial velocity, m/s */
     double angular_velocity[3]; /* initial angular velocity about the centre of the sampled particles (a rigid
                                  * body: about its centre of mass), rad/s */
-    int motion;                 /* rigid bodies: SHARD_MOTION_DYNAMIC (default) or SHARD_MOTION_KINEMATIC */
-    shard_src_loc motion_loc;
     int n_constraints;
     shard_constraint *constraints; /* fixed regions (velocity 0) and prescribed-velocity regions, in file order */
     int n_notches;
@@ -146,15 +133,14 @@ typedef struct shard_run_def {
     long diagnostics_every;          /* steps between diagnostic lines, >= 0 (default 0: only at the end) */
     char output_dir[SHARD_PATH_MAX]; /* default "shard-out" */
     double skin;                     /* contact Verlet skin in units of the smallest spacing, > 0 (default 0.5) */
-    double svd_threshold;  /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
-    long collision_passes; /* cloth collisions: impulse passes before impact zones take over, >= 0 (default 8) */
+    double svd_threshold; /* relative singular-value cut for the moment-matrix pseudo-inverse (default 1e-3) */
     shard_src_loc steps_loc, end_time_loc, dt_loc;
 } shard_run_def;
 
 typedef struct shard_output_def {
     int enabled; /* the scene has an `output` section */
     shard_interval interval;
-    unsigned fields;          /* bit (1u << SHARD_OUT_*) per field (default: all) */
+    unsigned fields;          /* bit f per output field f of the scene (shard_output_info, matter.h; default: all) */
     char dir[SHARD_PATH_MAX]; /* "" = run.output_dir */
     shard_src_loc loc;
 } shard_output_def;
@@ -194,21 +180,6 @@ typedef struct shard_balance_def {
     shard_src_loc loc;
 } shard_balance_def;
 
-/* The rigid-body contact solver (the scene's `rigid` section; rigid.h). */
-typedef struct shard_rigid_def {
-    long iterations;              /* most projected Gauss-Seidel sweeps per step, >= 1 (default 300) */
-    double tolerance;             /* stop when no contact impulse changed by more than this fraction of the largest
-                                   * one in an iteration, > 0 (default 1e-6) */
-    double restitution_threshold; /* m/s, >= 0: a contact approaching faster is a collision and bounces with its
-                                   * restitution (default 0.05) */
-    double position_correction;   /* fraction of a penetration removed per step (split impulse), in [0, 1]
-                                   * (default 0.2) */
-    double slop;                  /* penetration left alone, in units of the smaller particle spacing, >= 0 (default
-                                   * 0.001) */
-    double margin;                /* contacts found this far apart (units of the smaller spacing) are speculative,
-                                   * >= 0 (default 0.5) */
-} shard_rigid_def;
-
 typedef struct shard_checkpoint_def {
     int enabled; /* the scene has a `checkpoint` section */
     shard_interval interval;
@@ -225,7 +196,15 @@ typedef struct shard_catalyst_def {
     shard_src_loc loc;
 } shard_catalyst_def;
 
+struct shard_matter;
+
 typedef struct shard_scene {
+    /* The table of kinds of matter it was read with (matter.h), and each module's top-level section of its own
+     * (keys->section: read into keys->section_bytes, defaults when the file has none; NULL for a module without
+     * one), by module row. */
+    const struct shard_matter *const *modules;
+    int n_modules;
+    void *sections[SHARD_MATTER_MAX];
     char path[SHARD_PATH_MAX]; /* the scene file as given (used in every message) */
     char dir[SHARD_PATH_MAX];  /* its folder, for relative mesh paths */
     char *text;                /* the whole scene text (owned) */
@@ -242,15 +221,19 @@ typedef struct shard_scene {
     shard_relax_def relax;
     shard_fragments_def fragments;
     shard_balance_def balance;
-    shard_rigid_def rigid;
     int n_catalyst;
     shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
 } shard_scene;
 
-/* Parses and validates `text` (the contents of `path`).  On success fills *scene (which takes a copy of the
- * text) and returns 0; on failure frees what it built, fills err with a "file:line:col: key: message" text and
- * returns SHARD_EXIT_INPUT.  Local (no MPI); every rank that calls it on the same text gets the same result. */
+/* Parses and validates `text` (the contents of `path`) with this build's table of kinds of matter (matter.h).
+ * On success fills *scene (which takes a copy of the text) and returns 0; on failure frees what it built, fills
+ * err with a "file:line:col: key: message" text and returns SHARD_EXIT_INPUT.  Local (no MPI); every rank that
+ * calls it on the same text gets the same result. */
 int shard_scene_parse(const char *path, const char *text, size_t len, shard_scene *scene, shard_error *err);
+/* The same with a table of one's own (n <= SHARD_MATTER_MAX rows, kept by the scene: static storage or outliving
+ * it). */
+int shard_scene_parse_with(const char *path, const char *text, size_t len, const struct shard_matter *const *modules,
+                           int n, shard_scene *scene, shard_error *err);
 
 /* Frees everything the scene owns; NULL-safe; leaves *scene zeroed. */
 void shard_scene_free(shard_scene *scene);

@@ -1,21 +1,11 @@
 /* Fields (core): the output field table at run time and field-type sizes (see fields.h). */
 #include "shard/fields.h"
 
-#include <string.h>
-
 const shard_output_field_info shard_output_fields[SHARD_OUT_COUNT] = {
 #define SHARD_OUT_INFO_(id, nm, ty, k, un, fr, wh) [SHARD_OUT_##id] = {nm, ty, k, un, #fr, wh},
     SHARD_OUTPUT_FIELDS(SHARD_OUT_INFO_)
 #undef SHARD_OUT_INFO_
 };
-
-int shard_output_field_find(const char *name)
-{
-    for (int f = 0; f < SHARD_OUT_COUNT; f++)
-        if (strcmp(shard_output_fields[f].name, name) == 0)
-            return f;
-    return -1;
-}
 
 size_t shard_field_type_size(shard_field_type t)
 {

@@ -11,29 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err)
-{
-    int m = shard_matter_find(t->modules, t->n_modules, sc->bodies[b].kind);
-    if (m >= 0)
-        return m;
-    char known[256] = "";
-    size_t used = 0;
-    for (int k = 0; k < t->n_modules; k++)
-        shard_list_append(known, sizeof known, &used, t->modules[k]->kind);
-    shard_error_at(err, sc->path, &sc->bodies[b].kind_loc, "unknown kind of matter '%s' (this build has: %s)",
-                   sc->bodies[b].kind, known);
-    return -1;
-}
-
-/* The module of every body from its `kind`.  Every rank sees the same scene, so the verdict needs no
- * communication. */
+/* The module of every body (the scene's reader found it from its `kind`, in the same table), and what a kind's
+ * bodies cannot have.  Every rank sees the same scene, so the verdict needs no communication. */
 static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shard_error *err)
 {
     const shard_scene *sc = &s->scene;
     s->body_module = shard_calloc((size_t)sc->n_bodies + 1, sizeof *s->body_module);
     for (int b = 0; b < sc->n_bodies; b++)
-        if ((s->body_module[b] = shard_sim_kind_of(sc, t, b, err)) < 0)
-            return err->code;
+        s->body_module[b] = sc->bodies[b].module;
     /* Breaking and notches need bonds: a body of a kind without them cannot have either. */
     for (int b = 0; b < sc->n_bodies; b++) {
         const shard_body_def *bd = &sc->bodies[b];
@@ -44,19 +29,6 @@ static int shard_sim_resolve_kinds(shard_sim *s, const shard_sim_tables *t, shar
             return shard_error_at(err, sc->path, &mat->fracture.loc,
                                   "body '%s' is of kind '%s', whose particles have no bonds to break: a material "
                                   "with a fracture rule needs a kind with bonds (solid)",
-                                  bd->name, m->kind);
-        if (bd->motion_loc.line > 0 && !(m->flags & SHARD_MATTER_SLAVED))
-            return shard_error_at(err, sc->path, &bd->motion_loc,
-                                  "body '%s' is of kind '%s': `motion` is for bodies that move as wholes (kind: "
-                                  "rigid)",
-                                  bd->name, m->kind);
-        int surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
-        if (SHARD_BODY_IS_SURFACE(bd) != surface)
-            return shard_error_at(err, sc->path, &bd->shape.loc,
-                                  surface ? "body '%s' is of kind '%s', a surface: its shape must be a `grid`, or a "
-                                            "`mesh` with a `thickness`"
-                                          : "body '%s' is of kind '%s', but its shape is a surface (a `grid`, or a "
-                                            "`mesh` with a `thickness`): surfaces are cloth (kind: cloth)",
                                   bd->name, m->kind);
         if (bd->n_notches > 0 && !bonds)
             return shard_error_at(err, sc->path, &bd->notches[0].loc,

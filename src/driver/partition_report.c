@@ -57,13 +57,9 @@ static int shard_partition_scene(shard_comm *c, const char *path, shard_scene *s
     *h = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof **h);
     *module = shard_malloc(((size_t)sc->n_bodies + 1) * sizeof **module);
     for (int b = 0; b < sc->n_bodies && !rc; b++) {
-        int m = shard_sim_kind_of(sc, &tb, b, err);
-        if (m < 0) {
-            rc = err->code;
-        } else {
-            (*h)[b] = tb.modules[m]->bond_radius ? tb.modules[m]->bond_radius(sc, b) : 0.0;
-            (*module)[b] = m;
-        }
+        int m = sc->bodies[b].module; /* the scene was read with this build's table */
+        (*h)[b] = tb.modules[m]->bond_radius ? tb.modules[m]->bond_radius(sc, b) : 0.0;
+        (*module)[b] = m;
     }
     return rc; /* every rank parsed the same text: the same verdict */
 }

@@ -345,9 +345,9 @@ void shard_sim_summary(shard_sim *s)
         printf("Output: %s/particles_<step>.h5 and particles.xmf, every ",
                sc->output.dir[0] ? sc->output.dir : sc->run.output_dir);
         shard_sim_print_interval(&sc->output.interval, ";");
-        for (int f = 0; f < SHARD_OUT_COUNT; f++)
+        for (int f = 0; f < shard_output_count(sc); f++)
             if (sc->output.fields & 1u << f)
-                printf(" %s", shard_output_fields[f].name);
+                printf(" %s", shard_output_info(sc, f)->name);
         printf("\n");
     }
     if (sc->balance.enabled) {

@@ -48,7 +48,7 @@ uint64_t shard_sim_hash(shard_sim *s)
 /* A zeroed grow-only buffer for output field f of n rows. */
 static void *shard_sim_col_buffer(shard_sim *s, int f, size_t n)
 {
-    const shard_output_field_info *fi = &shard_output_fields[f];
+    const shard_output_field_info *fi = shard_output_info(&s->scene, f);
     size_t bytes = n * (size_t)fi->ncomp * shard_field_type_size(fi->type);
     shard_reserve(&s->io.col_buf[f], &s->io.col_cap[f], bytes + 1, 1);
     memset(s->io.col_buf[f], 0, bytes + 1);
@@ -60,15 +60,14 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
     shard_particles *p = &s->p;
     size_t n = p->n_owned;
     want |= SHARD_OUT_ALWAYS;
-    /* Gradients need the bond ghosts' current x and v (they hold the half-step values between steps).  The
-     * next step overwrites ghosts before reading them, so this exchange never changes the state. */
-    unsigned derived = 0;
-    for (int m = 0; m < s->n_modules; m++)
-        derived |= s->mod[m].def->outputs;
+    /* The modules' fields come after the core's (matter.h).  Gradients need the bond ghosts' current x and v
+     * (they hold the half-step values between steps).  The next step overwrites ghosts before reading them, so
+     * this exchange never changes the state. */
+    int n_fields = shard_output_count(&s->scene);
+    unsigned derived = shard_output_all(&s->scene) & ~((1u << SHARD_OUT_COUNT) - 1u);
     if (want & derived)
         shard_sim_forward_xv(s);
-    const void *data[SHARD_OUT_COUNT] = {0};
-    void *fill[SHARD_OUT_COUNT] = {0};
+    const void *data[SHARD_OUTPUT_MAX] = {0};
     data[SHARD_OUT_POSITION] = p->x;
     data[SHARD_OUT_VELOCITY] = p->v;
     data[SHARD_OUT_BODY] = p->body;
@@ -97,31 +96,32 @@ int shard_sim_columns(shard_sim *s, unsigned want, shard_column *cols, int max)
         data[SHARD_OUT_RANK] = rank;
     }
     /* Module fields: zeroed columns (particles of other kinds keep the zeros), filled by each module. */
-    for (int f = 0; f < SHARD_OUT_COUNT; f++)
-        if ((want & derived) >> f & 1u)
-            data[f] = fill[f] = shard_sim_col_buffer(s, f, n);
     for (int m = 0; m < s->n_modules; m++) {
         const shard_matter *def = s->mod[m].def;
-        if (!def->output || !(want & def->outputs))
-            continue;
-        void *mine[SHARD_OUT_COUNT] = {0};
-        for (int f = 0; f < SHARD_OUT_COUNT; f++)
-            if ((want & def->outputs) >> f & 1u)
-                mine[f] = fill[f];
+        int first = shard_output_first(&s->scene, m);
+        unsigned mine_want = 0;
+        void *mine[SHARD_OUTPUT_MAX] = {0};
+        for (int k = 0; k < def->n_out_fields; k++)
+            if (want >> (first + k) & 1u) {
+                data[first + k] = mine[k] = shard_sim_col_buffer(s, first + k, n);
+                mine_want |= 1u << k;
+            }
         shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-        def->output(&mc, want & def->outputs, mine);
+        if (def->output && mine_want)
+            def->output(&mc, mine_want, mine);
     }
     int k = 0;
-    for (int f = 0; f < SHARD_OUT_COUNT && k < max; f++)
+    for (int f = 0; f < n_fields && k < max; f++) {
+        const shard_output_field_info *fi = shard_output_info(&s->scene, f);
         if ((want >> f & 1u) && data[f])
-            cols[k++] = (shard_column){shard_output_fields[f].name, shard_output_fields[f].type,
-                                       shard_output_fields[f].ncomp, data[f]};
+            cols[k++] = (shard_column){fi->name, fi->type, fi->ncomp, data[f]};
+    }
     return k;
 }
 
 int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max)
 {
-    unsigned want = s->scene.output.enabled ? s->scene.output.fields : SHARD_OUT_ALL;
+    unsigned want = s->scene.output.enabled ? s->scene.output.fields : shard_output_all(&s->scene);
     return shard_sim_columns(s, want, cols, max);
 }
 
@@ -321,8 +321,8 @@ static void shard_sim_cell_block_free(shard_sim_cell_block *cb)
  * data when bodies can break). Collective. */
 static void shard_sim_insitu(shard_sim *s)
 {
-    shard_column cols[SHARD_OUT_COUNT];
-    int n = shard_sim_columns(s, SHARD_OUT_ALL, cols, SHARD_OUT_COUNT);
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int n = shard_sim_columns(s, shard_output_all(&s->scene), cols, SHARD_OUTPUT_MAX);
     shard_sim_insitu_frag frag;
     shard_insitu_global globals[SHARD_SIM_INSITU_FRAG_GLOBALS];
     int n_globals = shard_sim_fragment_globals(s, &frag, globals);
@@ -352,8 +352,8 @@ int shard_sim_write_output(shard_sim *s, shard_error *err)
     memset(err, 0, sizeof *err);
     if (!s->io.out)
         return 0;
-    shard_column cols[SHARD_OUT_COUNT];
-    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUTPUT_MAX);
     shard_output_table tables[4];
     shard_sim_fragment_tables ft;
     int n_tables = s->frac.on ? shard_sim_fragment_tables_make(s, &ft, tables) : 0;
@@ -493,7 +493,7 @@ int shard_sim_output_setup(shard_sim *s, const shard_overrides *ov, shard_error 
 void shard_sim_output_free(shard_sim *s)
 {
     shard_insitu_destroy(&s->io.insitu);
-    for (int f = 0; f < SHARD_OUT_COUNT; f++)
+    for (int f = 0; f < SHARD_OUTPUT_MAX; f++)
         free(s->io.col_buf[f]);
     shard_output_destroy(&s->io.out);
     shard_checkpoint_destroy(&s->io.ckpt);

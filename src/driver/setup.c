@@ -33,7 +33,7 @@ int shard_sim_load_meshes(shard_scene *sc, shard_error *err)
     for (int b = 0; b < sc->n_bodies; b++) {
         shard_body_def *bd = &sc->bodies[b];
         /* a solid's or rigid body's mesh bounds it; a surface's (cloth) may be open */
-        int rc = shard_mesh_load_shape(&bd->shape, !SHARD_BODY_IS_SURFACE(bd), sc->path, err);
+        int rc = shard_mesh_load_shape(&bd->shape, !bd->surface, sc->path, err);
         if (rc)
             return rc;
     }
@@ -164,7 +164,7 @@ static int shard_sim_build_scene(shard_sim *s, const char *path, const char *tex
         memcpy(buf, text, (size_t)n64);
     shard_comm_bcast(c, buf, (size_t)n64, 0);
     buf[n64] = '\0';
-    int rc = shard_scene_parse(path, buf, (size_t)n64, &s->scene, err);
+    int rc = shard_scene_parse_with(path, buf, (size_t)n64, tables->modules, tables->n_modules, &s->scene, err);
     free(buf);
     if (!rc)
         rc = shard_sim_apply_overrides(&s->scene, ov, err);

@@ -218,10 +218,6 @@ int shard_sim_plan_steps(shard_sim *s, const shard_overrides *ov, shard_error *e
  * domain.  Local. */
 void shard_sim_contact_range(shard_sim *s);
 
-/* modules.c: the module index of body b's kind in t, or -1 with "file:line:col: bodies[b].kind: unknown kind
- * of matter ..." in err. Local. */
-int shard_sim_kind_of(const shard_scene *sc, const shard_sim_tables *t, int b, shard_error *err);
-
 /* setup.c: reads every mesh shape of the scene's bodies (io, mesh_io.h), as every rank does after parsing the
  * scene: sampling and the modules see them loaded. 0 or SHARD_EXIT_INPUT. Local. */
 int shard_sim_load_meshes(shard_scene *sc, shard_error *err);

@@ -12,12 +12,12 @@
 #include "shard/run.h"
 
 typedef struct shard_sim_output_state {
-    shard_output *out;              /* NULL: no output section (or no HDF5) */
-    shard_checkpoint *ckpt;         /* NULL: no checkpoint section (or no HDF5) */
-    shard_insitu *insitu;           /* Catalyst scripts, or NULL */
-    long last_output;               /* step of the last output written or inherited from a restart, or -1 */
-    void *col_buf[SHARD_OUT_COUNT]; /* derived output columns (grow-only) */
-    size_t col_cap[SHARD_OUT_COUNT];
+    shard_output *out;               /* NULL: no output section (or no HDF5) */
+    shard_checkpoint *ckpt;          /* NULL: no checkpoint section (or no HDF5) */
+    shard_insitu *insitu;            /* Catalyst scripts, or NULL */
+    long last_output;                /* step of the last output written or inherited from a restart, or -1 */
+    void *col_buf[SHARD_OUTPUT_MAX]; /* derived output columns (grow-only), by output field */
+    size_t col_cap[SHARD_OUTPUT_MAX];
     int warned_inverted; /* the warning about inverted particles has been printed */
 } shard_sim_output_state;
 

@@ -16,7 +16,8 @@ void shard_contact_params_init(const shard_scene *sc, int b, shard_contact_param
 {
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    cp->radius = bd->thickness > 0.0 ? 0.5 * bd->thickness : 0.5 * bd->spacing; /* a surface: half its thickness */
+    const shard_matter *kind = shard_matter_of(sc, b);
+    cp->radius = kind->contact_radius ? kind->contact_radius(sc, b) : 0.5 * bd->spacing;
     cp->k = m->contact_stiffness > 0.0 ? m->contact_stiffness : m->E * bd->spacing;
     cp->kt = shard_contact_mindlin(m->nu) * cp->k;
     shard_contact_side side = shard_contact_body_side(sc, b);

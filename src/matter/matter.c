@@ -28,16 +28,54 @@ int shard_matter_find(const shard_matter *const *table, int n, const char *kind)
     return -1;
 }
 
-const shard_matter *shard_matter_of(const shard_scene *sc, int b)
-{
-    int n;
-    const shard_matter *const *table = shard_matter_table(&n);
-    int k = shard_matter_find(table, n, sc->bodies[b].kind);
-    return k >= 0 ? table[k] : NULL;
-}
+const shard_matter *shard_matter_of(const shard_scene *sc, int b) { return sc->modules[sc->bodies[b].module]; }
 
 int shard_matter_of_has(const shard_scene *sc, int b, unsigned flags)
 {
-    const shard_matter *m = shard_matter_of(sc, b);
-    return m && (m->flags & flags) == flags;
+    return (shard_matter_of(sc, b)->flags & flags) == flags;
+}
+
+const void *shard_matter_section(const shard_scene *sc, const shard_matter *m)
+{
+    for (int k = 0; k < sc->n_modules; k++)
+        if (sc->modules[k] == m)
+            return sc->sections[k];
+    return NULL;
+}
+
+int shard_output_first(const shard_scene *sc, int m)
+{
+    int f = SHARD_OUT_COUNT;
+    for (int k = 0; k < m; k++)
+        f += sc->modules[k]->n_out_fields;
+    return f;
+}
+
+int shard_output_count(const shard_scene *sc) { return shard_output_first(sc, sc->n_modules); }
+
+const shard_output_field_info *shard_output_info(const shard_scene *sc, int f)
+{
+    if (f < SHARD_OUT_COUNT)
+        return &shard_output_fields[f];
+    f -= SHARD_OUT_COUNT;
+    for (int k = 0; k < sc->n_modules; k++) {
+        if (f < sc->modules[k]->n_out_fields)
+            return &sc->modules[k]->out_fields[f];
+        f -= sc->modules[k]->n_out_fields;
+    }
+    return NULL;
+}
+
+int shard_output_find(const shard_scene *sc, const char *name)
+{
+    for (int f = 0, n = shard_output_count(sc); f < n; f++)
+        if (strcmp(shard_output_info(sc, f)->name, name) == 0)
+            return f;
+    return -1;
+}
+
+unsigned shard_output_all(const shard_scene *sc)
+{
+    int n = shard_output_count(sc);
+    return n >= 32 ? ~0u : (1u << n) - 1u;
 }

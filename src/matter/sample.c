@@ -162,7 +162,7 @@ static int shard_sample_check_size(const shard_scene *scene, const shard_body_de
         points *= ceil((hi[k] - lo[k]) / s);
     if (b->shape.kind == SHARD_SHAPE_GRID) /* no lattice: its vertices */
         points = (double)(b->shape.divisions[0] + 1) * (double)(b->shape.divisions[1] + 1);
-    else if (SHARD_BODY_IS_SURFACE(b)) /* a surface mesh: its vertices (volume: one cell each) */
+    else if (b->surface) /* a surface mesh: its vertices (volume: one cell each) */
         points = volume / (s * s * s);
     double particles = volume / (s * s * s);
     if (!(particles >= 0.0))
@@ -303,8 +303,8 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
         if (!L->mesh)
             return shard_error_at(err, scene->path, &b->shape.file_loc, "'%s': the mesh was not loaded", b->shape.file);
         shard_mesh_bounds(L->mesh, L->lo, hi);
-        L->volume = SHARD_BODY_IS_SURFACE(b) ? (double)L->mesh->n_vertices * b->spacing * b->spacing * b->spacing
-                                             : fabs(shard_mesh_volume(L->mesh));
+        L->volume = b->surface ? (double)L->mesh->n_vertices * b->spacing * b->spacing * b->spacing
+                               : fabs(shard_mesh_volume(L->mesh));
     }
     if (!rc)
         rc = shard_sample_check_size(scene, b, L->lo, hi, L->volume, already, ranks, err);
@@ -316,7 +316,7 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
         L->dim[0] = b->shape.divisions[0] + 1;
         L->dim[1] = 1;
         L->dim[2] = b->shape.divisions[1] + 1;
-    } else if (!rc && SHARD_BODY_IS_SURFACE(b)) { /* a surface mesh's: blocks of its vertices in file order */
+    } else if (!rc && b->surface) { /* a surface mesh's: blocks of its vertices in file order */
         L->dim[0] = (int64_t)L->mesh->n_vertices;
         L->dim[1] = 1;
         L->dim[2] = ((int64_t)L->mesh->n_vertices + SHARD_SAMPLE_SURFACE_BLOCK - 1) / SHARD_SAMPLE_SURFACE_BLOCK;
@@ -347,7 +347,7 @@ static void shard_sample_body_planes(const shard_body_def *b, const shard_sample
         *plane = pl;
         return;
     }
-    if (b->shape.kind == SHARD_SHAPE_MESH && SHARD_BODY_IS_SURFACE(b)) {
+    if (b->shape.kind == SHARD_SHAPE_MESH && b->surface) {
         int64_t nv = (int64_t)L->mesh->n_vertices, v0 = (k0 > 0 ? k0 : 0) * SHARD_SAMPLE_SURFACE_BLOCK;
         int64_t v1 = k1 < L->dim[2] ? k1 * SHARD_SAMPLE_SURFACE_BLOCK : nv;
         *n = v1 > v0 ? (size_t)(v1 - v0) : 0;
@@ -685,7 +685,7 @@ static int64_t shard_sample_ghost_planes(const shard_body_def *b, double h)
         double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
         step = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) / (lu * (double)g->divisions[1]);
     }
-    if (b->shape.kind == SHARD_SHAPE_MESH && SHARD_BODY_IS_SURFACE(b)) /* every block: meshes are irregular */
+    if (b->shape.kind == SHARD_SHAPE_MESH && b->surface) /* every block: meshes are irregular */
         return h > 0.0 ? INT64_MAX / 4 : 0;
     return h > 0.0 ? (int64_t)ceil(h / step) + 2 : 0;
 }

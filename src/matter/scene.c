@@ -4,11 +4,14 @@
  * of the scene is a table of rows giving the key, its type, where it lands in the C struct, its range and its
  * default; scene_keys.h).  scene_bodies.c owns the sections of what the scene holds: shapes, materials, bodies
  * and obstacles.  This file owns the sections of the run (run, output, checkpoint, relax, fragments, balance,
- * rigid, catalyst), the top-level table, and the entry points.
+ * catalyst), the top-level table, and the entry points.  The kinds of matter own their keys (matter.h,
+ * shard_matter_keys): their bodies' keys are read with the common ones (scene_bodies.c), their top-level
+ * sections here, each beside the top-level table.
  */
 #include "shard/scene.h"
 
 #include "scene_bodies.h"
+#include "shard/matter.h"
 #include "scene_keys.h"
 #include "shard/mesh.h"
 
@@ -59,11 +62,6 @@ static const shard_scene_field run_rows[] = {
      .offset = offsetof(shard_run_def, svd_threshold),
      .r = IN('(', 0, 1, ')'),
      .def = {1e-3}},
-    {.key = "collision_passes",
-     .kind = FK_INT,
-     .offset = offsetof(shard_run_def, collision_passes),
-     .r = GE(0),
-     .def = {8}},
 };
 static const shard_scene_section run_section = SECTION(run_rows, 0, NULL);
 
@@ -87,17 +85,18 @@ static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene
         const shard_scene_node *k = n->kids[i];
         char sub[KEY_MAX];
         shard_scene_index_path(sub, path, i);
-        int f = k->type == YN_SCALAR && !shard_scene_is_null(k) ? shard_output_field_find(k->text) : -1;
+        const shard_scene *sc = c->user;
+        int f = k->type == YN_SCALAR && !shard_scene_is_null(k) ? shard_output_find(sc, k->text) : -1;
         if (f < 0) {
             char allowed[512] = "";
             size_t used = 0;
-            for (int j = 0; j < SHARD_OUT_COUNT; j++)
-                shard_list_append(allowed, sizeof allowed, &used, shard_output_fields[j].name);
+            for (int j = 0, n_fields = shard_output_count(sc); j < n_fields; j++)
+                shard_list_append(allowed, sizeof allowed, &used, shard_output_info(sc, j)->name);
             return shard_scene_fail(c, k, sub, "unknown field %s (allowed: %s)", shard_scene_describe(what, k),
                                     allowed);
         }
         if (given & 1u << f)
-            return shard_scene_fail(c, k, sub, "field '%s' is listed twice", shard_output_fields[f].name);
+            return shard_scene_fail(c, k, sub, "field '%s' is listed twice", k->text);
         given |= 1u << f;
         *mask |= 1u << f;
     }
@@ -148,7 +147,7 @@ static int shard_scene_parse_output(shard_scene_ctx *c, const shard_scene_node *
 {
     shard_output_def *o = target;
     o->enabled = 1;
-    o->fields = SHARD_OUT_ALL;
+    o->fields = shard_output_all(c->user);
     shard_scene_make_loc(&o->loc, n, path);
     return shard_scene_parse_section(c, n, path, &output_section, o);
 }
@@ -250,24 +249,6 @@ static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node 
     return shard_scene_parse_section(c, n, path, &balance_section, o);
 }
 
-static const shard_scene_field rigid_rows[] = {
-    {.key = "iterations", .kind = FK_INT, .offset = offsetof(shard_rigid_def, iterations), .r = GE(1), .def = {300}},
-    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0), .def = {1e-6}},
-    {.key = "restitution_threshold",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_rigid_def, restitution_threshold),
-     .r = GE(0),
-     .def = {0.05}},
-    {.key = "position_correction",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_rigid_def, position_correction),
-     .r = IN('[', 0, 1, ']'),
-     .def = {0.2}},
-    {.key = "slop", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, slop), .r = GE(0), .def = {0.001}},
-    {.key = "margin", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, margin), .r = GE(0), .def = {0.5}},
-};
-static const shard_scene_section rigid_section = SECTION(rigid_rows, 0, NULL);
-
 /* catalyst: {script: FILE, every: N}, or a sequence of such mappings (at most SHARD_CATALYST_MAX). */
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
@@ -333,7 +314,6 @@ static const shard_scene_field top_rows[] = {
      .offset = offsetof(shard_scene, fragments),
      .parse = shard_scene_parse_fragments},
     {.key = "balance", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, balance), .parse = shard_scene_parse_balance},
-    {.key = "rigid", .kind = FK_MAP, .offset = offsetof(shard_scene, rigid), .sub = &rigid_section},
 };
 static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
 
@@ -385,9 +365,46 @@ static int shard_scene_check_text(const char *path, const char *text, size_t len
     return 0;
 }
 
+/* The top level: the common sections, then a part per module with a section of its own (a table of one row: the
+ * section's key, read into the module's struct). */
+static int shard_scene_parse_top(shard_scene_ctx *c, const shard_scene_node *root, shard_scene *scene)
+{
+    shard_scene_field rows[SHARD_MATTER_MAX];
+    shard_scene_section secs[SHARD_MATTER_MAX];
+    shard_scene_part parts[SHARD_MATTER_MAX + 1] = {{.sec = &top_section, .base = scene}};
+    int n = 1;
+    for (int k = 0; k < scene->n_modules; k++) {
+        const shard_matter_keys *mk = scene->modules[k]->keys;
+        if (!mk || !mk->section)
+            continue;
+        scene->sections[k] = shard_calloc(1, mk->section_bytes);
+        rows[n - 1] = (shard_scene_field){.key = mk->section, .kind = FK_MAP, .sub = mk->scene_keys};
+        secs[n - 1] = (shard_scene_section){.fields = &rows[n - 1], .n = 1};
+        parts[n] = (shard_scene_part){.sec = &secs[n - 1], .base = scene->sections[k]};
+        n++;
+    }
+    return shard_scene_parse_parts(c, root, "", parts, n);
+}
+
 int shard_scene_parse(const char *path, const char *text, size_t len, shard_scene *scene, shard_error *err)
 {
+    int n = 0;
+    const shard_matter *const *table = shard_matter_table(&n);
+    return shard_scene_parse_with(path, text, len, table, n, scene, err);
+}
+
+int shard_scene_parse_with(const char *path, const char *text, size_t len, const shard_matter *const *modules, int n,
+                           shard_scene *scene, shard_error *err)
+{
     memset(scene, 0, sizeof *scene);
+    if (n > SHARD_MATTER_MAX)
+        shard_fatal(SHARD_EXIT_INTERNAL, "%d matter modules: a scene's table holds at most %d (SHARD_MATTER_MAX)", n,
+                    SHARD_MATTER_MAX);
+    scene->modules = modules;
+    scene->n_modules = n;
+    if (shard_output_count(scene) > SHARD_OUTPUT_MAX)
+        shard_fatal(SHARD_EXIT_INTERNAL, "%d output fields: a run has at most %d (SHARD_OUTPUT_MAX)",
+                    shard_output_count(scene), SHARD_OUTPUT_MAX);
     snprintf(scene->path, sizeof scene->path, "%s", path);
     shard_scene_set_dir(scene->dir, scene->path);
     scene->text = shard_scene_dup_text(text, len);
@@ -409,7 +426,7 @@ int shard_scene_parse(const char *path, const char *text, size_t len, shard_scen
                                   "expected a mapping with keys run, materials, bodies at the top level, got %s",
                                   shard_scene_describe(what, root));
         else
-            rc = shard_scene_parse_section(&ctx, root, "", &top_section, scene);
+            rc = shard_scene_parse_top(&ctx, root, scene);
     }
     shard_scene_ytree_free(&tree);
     if (rc) {
@@ -435,7 +452,10 @@ void shard_scene_free(shard_scene *scene)
         free(scene->bodies[i].constraints);
         free(scene->bodies[i].notches);
         free(scene->bodies[i].tractions);
+        free(scene->bodies[i].kind_def);
     }
+    for (int k = 0; k < SHARD_MATTER_MAX; k++)
+        free(scene->sections[k]);
     free(scene->bodies);
     free(scene->obstacles);
     memset(scene, 0, sizeof *scene);

@@ -5,6 +5,8 @@
  */
 #include "scene_bodies.h"
 
+#include "shard/matter.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -348,21 +350,6 @@ static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node
     return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->sampling);
 }
 
-static int shard_scene_parse_clamp(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face"};
-    shard_scene_make_loc(&((shard_body_def *)target)->clamp_loc, n, path);
-    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->clamp);
-}
-
-static int shard_scene_parse_motion(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic"};
-    shard_body_def *b = target;
-    shard_scene_make_loc(&b->motion_loc, n, path);
-    return shard_scene_parse_choice(c, n, path, names, 2, &b->motion);
-}
-
 static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t more)
 {
     b->constraints = shard_realloc(b->constraints, (size_t)(b->n_constraints + (int)more) * sizeof *b->constraints);
@@ -511,62 +498,31 @@ static const shard_scene_field body_rows[] = {
      .offset = offsetof(shard_body_def, spacing),
      .r = GT(0),
      .loc_offset = OFF1(shard_body_def, spacing_loc)},
-    {.key = "thickness",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_body_def, thickness),
-     .r = GT(0),
-     .loc_offset = OFF1(shard_body_def, thickness_loc)},
-    {.key = "bending_stiffness",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_body_def, bending),
-     .r = GE(0),
-     .def = {-1},
-     .loc_offset = OFF1(shard_body_def, bending_loc)},
-    {.key = "support",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_body_def, support),
-     .r = IN('(', 1, 4, ']'),
-     .def = {2.2}},
     {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
     {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
     {.key = "angular_velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
-    {.key = "motion", .kind = FK_CUSTOM, .parse = shard_scene_parse_motion},
     {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
     {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
-    {.key = "clamp", .kind = FK_CUSTOM, .parse = shard_scene_parse_clamp},
     {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
     {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
 };
-/* A lattice body gives its spacing.  A surface (cloth) is a grid, or a mesh with a thickness: a grid has its
- * spacing from its divisions (the shorter cell edge); a surface mesh gives its spacing (its typical edge length,
- * for the contact skin and stiffness).  Surfaces have a thickness and may give their bending stiffness. */
+/* A lattice body gives its spacing.  A surface is a grid, or a mesh whose vertices are the particles: a grid has
+ * its spacing from its divisions (the shorter cell edge); a surface mesh gives its spacing (its typical edge
+ * length, for the contact skin and stiffness). */
 static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
     shard_body_def *b = base;
-    char sub[KEY_MAX];
-    int grid = b->shape.kind == SHARD_SHAPE_GRID, mesh = b->shape.kind == SHARD_SHAPE_MESH;
-    if (!grid) {
+    if (b->shape.kind != SHARD_SHAPE_GRID) {
         if (b->spacing_loc.line == 0)
             return shard_scene_fail(c, node, path, "missing required key 'spacing'");
-        static const char *const surface_keys[] = {"bending_stiffness", "thickness"};
-        for (int k = 0; k < 2 && !(mesh && b->thickness_loc.line > 0); k++) { /* a mesh with a thickness: a surface */
-            const shard_scene_node *v = shard_scene_map_get(node, surface_keys[k], NULL);
-            if (v) {
-                shard_scene_child_path(sub, path, surface_keys[k]);
-                return shard_scene_fail(c, v, sub,
-                                        "is for surfaces (a shape `grid`, or a `mesh` with a thickness), "
-                                        "not for a body of this shape");
-            }
-        }
         return 0;
     }
     if (b->spacing_loc.line > 0) {
+        char sub[KEY_MAX];
         shard_scene_child_path(sub, path, "spacing");
         return shard_scene_fail(c, shard_scene_map_get(node, "spacing", NULL), sub,
                                 "a grid's spacing comes from its divisions: leave it out");
     }
-    if (b->thickness_loc.line == 0)
-        return shard_scene_fail(c, node, path, "missing required key 'thickness' (a surface's thickness, m)");
     const shard_shape *g = &b->shape;
     double lu = sqrt(g->u[0] * g->u[0] + g->u[1] * g->u[1] + g->u[2] * g->u[2]);
     double lv = sqrt(g->v[0] * g->v[0] + g->v[1] * g->v[1] + g->v[2] * g->v[2]);
@@ -575,6 +531,94 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
     return 0;
 }
 static const shard_scene_section body_section = SECTION(body_rows, 0, shard_scene_check_body);
+
+/* The module of a body by its `kind` (before its other keys: they depend on it), or a failure naming the kinds of
+ * the scene's table. */
+static int shard_scene_body_module(shard_scene_ctx *c, const shard_scene_node *node, const char *path, int *module)
+{
+    const shard_scene *s = c->user;
+    const shard_scene_node *v = node->type == YN_MAP ? shard_scene_map_get(node, "kind", NULL) : NULL;
+    const char *kind = "solid";
+    char sub[KEY_MAX], what[80];
+    shard_scene_child_path(sub, path, "kind");
+    if (v && (v->type != YN_SCALAR || shard_scene_is_null(v)))
+        return shard_scene_fail(c, v, sub, "expected a string, got %s", shard_scene_describe(what, v));
+    if (v)
+        kind = v->text;
+    if ((*module = shard_matter_find(s->modules, s->n_modules, kind)) >= 0)
+        return 0;
+    char known[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < s->n_modules; k++)
+        shard_list_append(known, sizeof known, &used, s->modules[k]->kind);
+    return shard_scene_fail(c, v ? v : node, v ? sub : path, "unknown kind of matter '%s' (this build has: %s)", kind,
+                            known);
+}
+
+/* A key that only another kind's bodies have: a message that names that kind. */
+static int shard_scene_other_kinds_key(shard_scene_ctx *c, const shard_scene_node *node, const char *path, int module)
+{
+    const shard_scene *s = c->user;
+    const shard_matter_keys *own = s->modules[module]->keys;
+    for (size_t i = 0; i + 1 < node->n; i += 2) {
+        const shard_scene_node *k = node->kids[i];
+        if (k->type != YN_SCALAR || shard_scene_section_has(&body_section, k->text) ||
+            (own && own->body && shard_scene_section_has(own->body, k->text)))
+            continue;
+        for (int m = 0; m < s->n_modules; m++) {
+            const shard_matter_keys *mk = s->modules[m]->keys;
+            if (m == module || !mk || !mk->body || !shard_scene_section_has(mk->body, k->text))
+                continue;
+            char sub[KEY_MAX];
+            shard_scene_child_path(sub, path, k->text);
+            return shard_scene_fail(c, k, sub, "is a key of bodies of kind '%s', and this body is of kind '%s'",
+                                    s->modules[m]->kind, s->modules[module]->kind);
+        }
+    }
+    return 0;
+}
+
+/* A surface kind (SHARD_MATTER_SURFACE) takes a grid or a mesh of its vertices; other kinds take no grid. */
+static int shard_scene_check_surface(shard_scene_ctx *c, const shard_body_def *b)
+{
+    const shard_scene *s = c->user;
+    const char *kind = s->modules[b->module]->kind;
+    int grid = b->shape.kind == SHARD_SHAPE_GRID, mesh = b->shape.kind == SHARD_SHAPE_MESH;
+    if (b->surface && !grid && !mesh)
+        return shard_error_at(c->err, c->file, &b->shape.loc,
+                              "body '%s' is of kind '%s', a surface: its shape must be a `grid` or a `mesh`", b->name,
+                              kind);
+    if (b->surface || !grid)
+        return 0;
+    char surfaces[256] = "";
+    size_t used = 0;
+    for (int k = 0; k < s->n_modules; k++)
+        if (s->modules[k]->flags & SHARD_MATTER_SURFACE)
+            shard_list_append(surfaces, sizeof surfaces, &used, s->modules[k]->kind);
+    return shard_error_at(c->err, c->file, &b->shape.loc,
+                          "body '%s' is of kind '%s', but its shape is a surface (a `grid`): surfaces are of kind %s",
+                          b->name, kind, used ? surfaces : "(none in this build)");
+}
+
+/* One body: its kind first, then the common keys and those of its kind together (scene.h, matter.h). */
+static int shard_scene_parse_body(shard_scene_ctx *c, const shard_scene_node *node, const char *path, shard_body_def *b)
+{
+    const shard_scene *s = c->user;
+    int rc = shard_scene_body_module(c, node, path, &b->module);
+    if (rc || (node->type == YN_MAP && (rc = shard_scene_other_kinds_key(c, node, path, b->module))))
+        return rc;
+    const shard_matter *m = s->modules[b->module];
+    b->surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
+    char what[SHARD_KIND_MAX + 8];
+    snprintf(what, sizeof what, "kind %s", m->kind);
+    shard_scene_part parts[2] = {{.sec = &body_section, .base = b}};
+    int n = 1;
+    if (m->keys && m->keys->body) {
+        b->kind_def = shard_calloc(1, m->keys->body_bytes);
+        parts[n++] = (shard_scene_part){.sec = m->keys->body, .base = b->kind_def, .what = what};
+    }
+    return shard_scene_parse_parts(c, node, path, parts, n);
+}
 
 int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -590,7 +634,7 @@ int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, cons
         char sub[KEY_MAX];
         shard_scene_index_path(sub, path, i);
         shard_scene_make_loc(&b->loc, n->kids[i], sub);
-        int rc = shard_scene_parse_section(c, n->kids[i], sub, &body_section, b);
+        int rc = shard_scene_parse_body(c, n->kids[i], sub, b);
         if (rc)
             return rc;
         if (!b->name[0])
@@ -603,6 +647,8 @@ int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, cons
                 return shard_scene_fail(c, name ? name : n->kids[i], name ? key : sub,
                                         "duplicate body name '%s' (also %s)", b->name, s->bodies[j].loc.key);
             }
+        if ((rc = shard_scene_check_surface(c, b)))
+            return rc;
     }
     return 0;
 }

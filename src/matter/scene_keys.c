@@ -433,6 +433,11 @@ static const shard_scene_field *shard_scene_find_field(const shard_scene_section
     return NULL;
 }
 
+bool shard_scene_section_has(const shard_scene_section *sec, const char *key)
+{
+    return shard_scene_find_field(sec, key) != NULL;
+}
+
 /* "'a', 'b' or 'c'" for the members of a group. */
 static void shard_scene_group_keys(char *buf, size_t size, const shard_scene_section *sec, int group)
 {
@@ -450,9 +455,45 @@ static void shard_scene_group_keys(char *buf, size_t size, const shard_scene_sec
     }
 }
 
-/* File-order checks of a mapping's keys: scalars, known, not repeated, at most one per group. */
+/* The row of `key` among the parts' tables (and in *part the index of the part that has it), or NULL. */
+static const shard_scene_field *shard_scene_find_part(const shard_scene_part *parts, int n, const char *key, int *part)
+{
+    for (int p = 0; p < n; p++) {
+        const shard_scene_field *f = shard_scene_find_field(parts[p].sec, key);
+        if (f) {
+            *part = p;
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* "unknown key (allowed: a, b; for kind cloth: c, d)": the keys of every part, those of a part with a `what`
+ * after the others. */
+static int shard_scene_unknown_key(shard_scene_ctx *c, const shard_scene_node *k, const char *path,
+                                   const shard_scene_part *parts, int n)
+{
+    char allowed[768] = "", own[256];
+    size_t used = 0;
+    for (int p = 0; p < n; p++)
+        for (size_t j = 0; j < parts[p].sec->n && !parts[p].what; j++)
+            shard_list_append(allowed, sizeof allowed, &used, parts[p].sec->fields[j].key);
+    for (int p = 0; p < n; p++) {
+        size_t own_used = 0;
+        for (size_t j = 0; j < parts[p].sec->n && parts[p].what; j++)
+            shard_list_append(own, sizeof own, &own_used, parts[p].sec->fields[j].key);
+        if (own_used > 0 && used < sizeof allowed) {
+            int w = snprintf(allowed + used, sizeof allowed - used, "; for %s: %s", parts[p].what, own);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return shard_scene_fail(c, k, path, "unknown key (allowed: %s)", allowed);
+}
+
+/* File-order checks of a mapping's keys: scalars, known to one of the parts, not repeated, at most one per
+ * group. */
 static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *map, const char *path,
-                                  const shard_scene_section *sec)
+                                  const shard_scene_part *parts, int n)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const shard_scene_node *k = map->kids[i];
@@ -460,22 +501,18 @@ static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *ma
         if (k->type != YN_SCALAR)
             return shard_scene_fail(c, k, path, "keys must be plain words, got %s", shard_scene_describe(what, k));
         shard_scene_child_path(sub, path, k->text);
-        const shard_scene_field *f = shard_scene_find_field(sec, k->text);
-        if (!f) {
-            char allowed[512] = "";
-            size_t used = 0;
-            for (size_t j = 0; j < sec->n; j++)
-                shard_list_append(allowed, sizeof allowed, &used, sec->fields[j].key);
-            return shard_scene_fail(c, k, sub, "unknown key (allowed: %s)", allowed);
-        }
+        int part = 0, prev_part = 0;
+        const shard_scene_field *f = shard_scene_find_part(parts, n, k->text, &part);
+        if (!f)
+            return shard_scene_unknown_key(c, k, sub, parts, n);
         for (size_t j = 0; j < i; j += 2) {
             const shard_scene_node *prev = map->kids[j];
             if (strcmp(prev->text, k->text) == 0)
                 return shard_scene_fail(c, k, sub, "duplicate key (first given at line %d)", prev->line);
-            const shard_scene_field *pf = shard_scene_find_field(sec, prev->text);
-            if (f->group && pf->group == f->group) {
+            const shard_scene_field *pf = shard_scene_find_part(parts, n, prev->text, &prev_part);
+            if (f->group && prev_part == part && pf->group == f->group) {
                 char keys[256];
-                shard_scene_group_keys(keys, sizeof keys, sec, f->group);
+                shard_scene_group_keys(keys, sizeof keys, parts[part].sec, f->group);
                 return shard_scene_fail(c, k, sub, "cannot be combined with '%s' (give exactly one of %s)", prev->text,
                                         keys);
             }
@@ -551,17 +588,12 @@ static void shard_scene_set_default(const shard_scene_field *f, void *base)
     }
 }
 
-/* Reads the mapping `node` into base by the table.  With node NULL (an absent optional map, c NULL too) it
- * only writes the defaults: such maps have no required keys. */
-int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
-                              const shard_scene_section *sec, void *base)
+/* Reads the keys of one section's table from the mapping `node` (whose keys are checked) into base, then runs
+ * its check. */
+static int shard_scene_read_rows(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                                 const shard_scene_section *sec, void *base)
 {
-    char what[80];
     int rc;
-    if (node && node->type != YN_MAP)
-        return shard_scene_fail(c, node, path, "expected a mapping, got %s", shard_scene_describe(what, node));
-    if (node && (rc = shard_scene_check_keys(c, node, path, sec)))
-        return rc;
     for (size_t i = 0; i < sec->n; i++) {
         const shard_scene_field *f = &sec->fields[i];
         const shard_scene_node *val = node ? shard_scene_map_get(node, f->key, NULL) : NULL;
@@ -602,6 +634,28 @@ int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, 
     if (node && sec->check)
         return sec->check(c, node, path, base);
     return 0;
+}
+
+int shard_scene_parse_parts(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                            const shard_scene_part *parts, int n)
+{
+    char what[80];
+    int rc;
+    if (node && node->type != YN_MAP)
+        return shard_scene_fail(c, node, path, "expected a mapping, got %s", shard_scene_describe(what, node));
+    if (node && (rc = shard_scene_check_keys(c, node, path, parts, n)))
+        return rc;
+    for (int p = 0; p < n; p++)
+        if ((rc = shard_scene_read_rows(c, node, path, parts[p].sec, parts[p].base)))
+            return rc;
+    return 0;
+}
+
+int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                              const shard_scene_section *sec, void *base)
+{
+    const shard_scene_part part = {.sec = sec, .base = base};
+    return shard_scene_parse_parts(c, node, path, &part, 1);
 }
 
 /* A scalar that must be one of names[0..n): its index into *out, or a failure listing them. */

@@ -179,9 +179,24 @@ typedef struct shard_scene_section {
         (rows), sizeof(rows) / sizeof((rows)[0]), (variant_off), (chk)                                                 \
     }
 
+/* Whether the section's table has a row for key. */
+bool shard_scene_section_has(const shard_scene_section *sec, const char *key);
 /* The value of key in the mapping (and the key's own node in *key_node), or NULL when it is not given. */
 const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key,
                                             const shard_scene_node **key_node);
+/* One of the tables that read a mapping together (shard_scene_parse_parts): its section, the struct it fills, and
+ * what its keys are for in the unknown-key message ("kind cloth": listed after the others as "; for kind cloth:
+ * ..."; NULL: listed with the first). */
+typedef struct shard_scene_part {
+    const shard_scene_section *sec;
+    void *base;
+    const char *what;
+} shard_scene_part;
+
+/* Reads the mapping `node` by several tables at once: every key must be a row of one of them (the first that has
+ * it); each part's rows and check run in part order, into its own struct. */
+int shard_scene_parse_parts(shard_scene_ctx *c, const shard_scene_node *node, const char *path,
+                            const shard_scene_part *parts, int n);
 /* Reads the mapping `node` into base by the section's table.  With node NULL (an absent optional map, c NULL too)
  * it only writes the defaults: such maps have no required keys. */
 int shard_scene_parse_section(shard_scene_ctx *c, const shard_scene_node *node, const char *path,

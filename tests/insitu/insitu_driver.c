@@ -27,6 +27,7 @@
  */
 #include "shard/comm.h"
 #include "shard/insitu.h"
+#include "shard/matter.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -207,6 +208,15 @@ static void test_spin(double seconds)
         ;
 }
 
+/* The column of output field `name` (its type and components as a run of this build has them) over data. */
+static shard_column test_column(const char *name, const void *data)
+{
+    shard_scene sc = {0};
+    sc.modules = shard_matter_table(&sc.n_modules);
+    const shard_output_field_info *fi = shard_output_info(&sc, shard_output_find(&sc, name));
+    return (shard_column){fi->name, fi->type, fi->ncomp, data};
+}
+
 int main(int argc, char **argv)
 {
     shard_comm *c = shard_comm_init(&argc, &argv);
@@ -277,29 +287,24 @@ int main(int argc, char **argv)
         if (!shard_insitu_wants(insitu, step))
             continue;
         test_block_fill(&b, step);
-        /* The columns the driver hands over, by the output field table (rank: the adaptor's own). */
-        const void *data[SHARD_OUT_COUNT] = {
-            [SHARD_OUT_GLOBAL_ID] = b.gid, [SHARD_OUT_VELOCITY] = b.v, [SHARD_OUT_DISPLACEMENT] = b.u,
-            [SHARD_OUT_STRESS] = b.stress, [SHARD_OUT_VON_MISES] = b.vm, [SHARD_OUT_PLASTIC_STRAIN] = b.plastic,
-            [SHARD_OUT_DAMAGE] = b.damage, [SHARD_OUT_STRETCH] = b.stretch,
-            [SHARD_OUT_CONTACT] = b.contact, [SHARD_OUT_BODY] = b.body,
-            [SHARD_OUT_MATERIAL] = b.material, [SHARD_OUT_INVERTED] = b.inverted,
-        };
-        shard_column cols[SHARD_OUT_COUNT];
+        /* The columns the driver hands over, by the output fields of this build (rank: the adaptor's own). */
+        const struct {
+            const char *name;
+            const void *data;
+        } given[] = {{"global_id", b.gid}, {"velocity", b.v},        {"displacement", b.u}, {"stress", b.stress},
+                     {"von_mises", b.vm},  {"plastic_strain", b.plastic}, {"damage", b.damage}, {"stretch", b.stretch},
+                     {"contact", b.contact}, {"body", b.body},       {"material", b.material}, {"inverted", b.inverted}};
+        shard_column cols[SHARD_OUTPUT_MAX];
         int n_cols = 0;
-        for (int k = 0; k < SHARD_OUT_COUNT && !only_position; k++)
-            if (data[k])
-                cols[n_cols++] = (shard_column){shard_output_fields[k].name, shard_output_fields[k].type,
-                                                shard_output_fields[k].ncomp, data[k]};
+        for (size_t k = 0; k < sizeof given / sizeof given[0] && !only_position; k++)
+            cols[n_cols++] = test_column(given[k].name, given[k].data);
         shard_insitu_fields f = {.n = b.n, .position = b.x, .n_cols = n_cols, .cols = cols};
         shard_column cell_cols[3];
         if (cloth) {
             test_cloth_fill(&cl, step);
-            const int which[3] = {SHARD_OUT_GLOBAL_ID, SHARD_OUT_VELOCITY, SHARD_OUT_BODY};
-            const void *cell_data[3] = {cl.gid, cl.v, cl.body};
-            for (int k = 0; k < 3; k++)
-                cell_cols[k] = (shard_column){shard_output_fields[which[k]].name, shard_output_fields[which[k]].type,
-                                              shard_output_fields[which[k]].ncomp, cell_data[k]};
+            cell_cols[0] = test_column("global_id", cl.gid);
+            cell_cols[1] = test_column("velocity", cl.v);
+            cell_cols[2] = test_column("body", cl.body);
             f.has_cells = 1;
             f.n_cell_points = cl.n_points, f.cell_position = cl.x;
             f.n_cells = cl.n_cells, f.cells = cl.cells;

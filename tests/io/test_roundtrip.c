@@ -13,6 +13,7 @@
  * grid per file with the cloth, with its own count.  Exit 0 pass, 1 fail, 77 when Shard was built without
  * HDF5. */
 #include "shard/checkpoint.h"
+#include "shard/matter.h"
 #include "shard/output.h"
 #include "shard/run.h"
 
@@ -118,9 +119,9 @@ static int64_t attr_i64(hid_t f, const char *name)
 static void check_output(shard_sim *s, const char *path, int64_t n, int me)
 {
     const shard_particles *p = shard_sim_particles(s);
-    shard_column cols[SHARD_OUT_COUNT];
-    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
-    SHARD_ENSURE(m == SHARD_OUT_COUNT);
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUTPUT_MAX);
+    SHARD_ENSURE(m == shard_output_count(shard_sim_scene(s))); /* every field, the kinds' too */
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     SHARD_ENSURE(f >= 0);
     if (f < 0)
@@ -280,7 +281,7 @@ static void check_checkpoint(shard_sim *s, const char *path, int64_t n, int me)
 static size_t pass_on(shard_comm *c, size_t n_owned, int m, shard_column *cols, void **bufs)
 {
     int me = shard_comm_rank(c), size = shard_comm_size(c);
-    size_t rb[SHARD_OUT_COUNT], row = 0;
+    size_t rb[SHARD_OUTPUT_MAX], row = 0;
     for (int q = 0; q < m; q++)
         rb[q] = type_size(cols[q].type) * (size_t)cols[q].ncomp, row += rb[q];
     size_t words = (row + 7) / 8, *count = calloc((size_t)size, sizeof *count), n_recv = 0;
@@ -396,8 +397,8 @@ static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n,
     char out[1100];
     snprintf(out, sizeof out, "%s/cells", dir);
     const shard_particles *p = shard_sim_particles(s);
-    shard_column cols[SHARD_OUT_COUNT];
-    int m = shard_sim_output_columns(s, cols, SHARD_OUT_COUNT);
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int m = shard_sim_output_columns(s, cols, SHARD_OUTPUT_MAX);
     /* every particle's position by global id, from memory, to check the corners against */
     double *mine = malloc((4 * p->n_owned + 1) * sizeof *mine);
     for (size_t i = 0; i < p->n_owned; i++)
@@ -425,7 +426,7 @@ static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n,
     free(tri);
 
     /* the migration: rows and index change; the translation must use the new index */
-    void *bufs[SHARD_OUT_COUNT];
+    void *bufs[SHARD_OUTPUT_MAX];
     size_t n_owned = pass_on(c, p->n_owned, m, cols, bufs);
     const int64_t *gid = NULL;
     for (int q = 0; q < m; q++)

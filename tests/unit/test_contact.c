@@ -8,6 +8,7 @@
  * each step), held to |F_t| <= mu N.  The two bodies' constants below are chosen so that these come out round:
  * k = 75 kN/m, k_t = 60 kN/m, m_eff = 1.2 kg, sqrt(k m_eff) = 300, zeta = 0.15, mu = 0.6. */
 #include "contact.h"
+#include "shard/matter.h"
 #include "shard/neighbor.h"
 #include "test.h"
 
@@ -392,6 +393,7 @@ static void test_params_init(void)
         {.E = 7.0e10, .nu = 0.0, .contact_stiffness = 5.0e5, .contact_damping = 0.3, .friction = 0.2}};
     shard_body_def bodies[2] = {{.material = 0, .spacing = 0.01}, {.material = 1, .spacing = 0.004}};
     shard_scene sc = {.n_materials = 2, .materials = mats, .n_bodies = 2, .bodies = bodies};
+    sc.modules = shard_matter_table(&sc.n_modules); /* both solids: row 0 */
     shard_contact_params a, b;
     shard_contact_params_init(&sc, 0, &a);
     shard_contact_params_init(&sc, 1, &b);

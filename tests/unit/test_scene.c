@@ -3,6 +3,7 @@
  * so those files cannot drift from the parser).  Runs with tests/ as the working directory. */
 #define _POSIX_C_SOURCE 200809L
 #include "shard/scene.h"
+#include "solid/solid.h"
 #include "test.h"
 
 #include <dirent.h>
@@ -142,7 +143,7 @@ static void test_full_scene(void)
     check_vec(ball->shape.center, 0, 0, 1);
     SHARD_ENSURE_NEAR(ball->shape.radius, 0.1, 0);
     SHARD_ENSURE_NEAR(ball->spacing, 0.01, 0);
-    SHARD_ENSURE_NEAR(ball->support, 2.5, 0);
+    SHARD_ENSURE_NEAR(shard_solid_def_of(ball)->support, 2.5, 0);
     check_vec(ball->velocity, 0, 0, -1);
     check_vec(ball->angular_velocity, 0, 3, 0);
     SHARD_ENSURE(ball->n_constraints == 0 && ball->constraints == NULL);
@@ -154,7 +155,7 @@ static void test_full_scene(void)
     SHARD_ENSURE(slab->shape.kind == SHARD_SHAPE_BOX);
     check_vec(slab->shape.min, -1, -1, -0.1);
     check_vec(slab->shape.max, 1, 1, 0);
-    SHARD_ENSURE_NEAR(slab->support, 2.2, 0);
+    SHARD_ENSURE_NEAR(shard_solid_def_of(slab)->support, 2.2, 0);
     check_vec(slab->velocity, 0, 0, 0);
     check_vec(slab->angular_velocity, 0, 0, 0);
     check_loc(&slab->shape.loc, 31, 7, "bodies[1].shape");
@@ -243,7 +244,7 @@ static void test_defaults(void)
     SHARD_ENSURE(s.n_obstacles == 0 && s.obstacles == NULL);
     SHARD_ENSURE(strcmp(s.bodies[0].name, "body0") == 0);
     SHARD_ENSURE(strcmp(s.bodies[0].shape.file, "a.stl") == 0);
-    SHARD_ENSURE_NEAR(s.bodies[0].support, 2.2, 0);
+    SHARD_ENSURE_NEAR(shard_solid_def_of(&s.bodies[0])->support, 2.2, 0);
     shard_scene_free(&s);
 
     /* absolute scene path: mesh next to it */
@@ -284,7 +285,30 @@ static void test_errors(void)
                  "s.yaml:8:49: bodies[1].shape.sphere.radius: must be > 0, got 0");
     expect_error("run:\n  steps: 10\n  foo: 1\n",
                  "s.yaml:3:3: run.foo: unknown key (allowed: gravity, steps, end_time, dt, dt_safety, "
-                 "diagnostics_every, output_dir, skin, svd_threshold, collision_passes)");
+                 "diagnostics_every, output_dir, skin, svd_threshold)");
+    /* kinds own their keys: the unknown-key message lists the body's kind's own after the common ones, a key of
+     * another kind names that kind, and a kind's section is a top-level key */
+    expect_error(HEAD "bodies:\n  - {material: steel, shape: {box: {min: [0, 0, 0], max: [1, 1, 1]}}, spacing: 1, "
+                      "colour: red}\n",
+                 "s.yaml:6:83: bodies[0].colour: unknown key (allowed: name, kind, material, shape, spacing, sampling, "
+                 "velocity, angular_velocity, fixed, prescribed, notches, tractions; for kind solid: support, clamp)");
+    expect_error(HEAD "bodies:\n  - {material: steel, shape: {box: {min: [0, 0, 0], max: [1, 1, 1]}}, spacing: 1, "
+                      "thickness: 0.1}\n",
+                 "s.yaml:6:83: bodies[0].thickness: is a key of bodies of kind 'cloth', and this body is of kind "
+                 "'solid'");
+    expect_error(HEAD "bodies:\n  - {kind: rigid, material: steel, shape: {box: {min: [0, 0, 0], max: [1, 1, 1]}}, "
+                      "spacing: 1, support: 2}\n",
+                 "s.yaml:6:96: bodies[0].support: is a key of bodies of kind 'solid', and this body is of kind "
+                 "'rigid'");
+    expect_error(HEAD "bodies:\n  - {kind: fluid, material: steel}\n",
+                 "s.yaml:6:12: bodies[0].kind: unknown kind of matter 'fluid' (this build has: solid, rigid, cloth)");
+    expect_error(HEAD "bodies:\n  - {material: steel, shape: {sphere: {center: [0, 0, 0], radius: 1}}, spacing: 1}\n"
+                      "cloth: {collision_passes: -1}\n",
+                 "s.yaml:7:27: cloth.collision_passes: must be >= 0, got -1");
+    expect_error(HEAD "bodies:\n  - {material: steel, shape: {sphere: {center: [0, 0, 0], radius: 1}}, spacing: 1}\n"
+                      "solver: {}\n",
+                 "s.yaml:7:1: solver: unknown key (allowed: run, materials, bodies, obstacles, output, checkpoint, "
+                 "catalyst, relax, fragments, balance, rigid, cloth)");
     expect_error(HEAD "bodies:\n  - material: stel\n",
                  "s.yaml:6:15: bodies[0].material: unknown material 'stel' (defined: steel, rubber)");
     expect_error("run: {steps: 10}\nmaterials:\n  steel: {density: 7800, E: 2e11, nu: 0.5}\n",

@@ -5,7 +5,7 @@
  *   fold    a 0.2 x 0.8 m strip held upright and let go: it crumples onto the ground in folds, layer on layer;
  *   impact  a small patch thrown at 20 m/s onto a thin net (0.2 mm) pinned along two edges: it moves ten
  *           thicknesses a step, so continuous collision detection must stop it; the patch ends above the net;
- *   zones   the impact with the impact zones at once (run.collision_passes: 0): the fail-safe alone;
+ *   zones   the impact with the impact zones at once (cloth.collision_passes: 0): the fail-safe alone;
  *   twist   a 0.4 x 0.2 m cloth (no gravity) whose ends are clamped (prescribed with a spin) and turned in
  *           opposite senses about its long axis by half a turn each in 1 s (a whole turn between them) while
  *           they move 0.05 m each towards the middle, and two box jaws close on its middle from 6 to 3 cm
@@ -181,7 +181,8 @@ static void impact_with(shard_comm *comm, int k, int passes)
 {
     int n = k ? 24 : 16, np = k ? 10 : 7;
     shard_sim *sim = validation_simf(comm, "impact.yaml",
-                          "run: {end_time: 0.05, collision_passes: %d}\n"
+                          "run: {end_time: 0.05}\n"
+                          "cloth: {collision_passes: %d}\n"
                           "materials:\n"
                           "  silk: {density: 1000, E: 1.0e6, nu: 0.3, damping: 2.0e-4, contact: {friction: 0.3}}\n"
                           "bodies:\n"
@@ -449,7 +450,7 @@ static void catch_box(shard_comm *comm, int k)
 }
 
 static void impact(shard_comm *comm, int k) { impact_with(comm, k, 8); }
-/* the same with the impact zones at once (run.collision_passes: 0): the fail-safe alone */
+/* the same with the impact zones at once (cloth.collision_passes: 0): the fail-safe alone */
 static void zones(shard_comm *comm, int k) { impact_with(comm, k, 0); }
 
 typedef void (*case_fn)(shard_comm *, int);

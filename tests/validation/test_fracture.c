@@ -161,8 +161,8 @@ static void burst(shard_comm *comm, double s)
         counted += fr[q].count;
     for (size_t i = 0; i < p->n_owned; i++)
         debris += bonds->start[i + 1] == bonds->start[i];
-    shard_column cols[SHARD_OUT_COUNT];
-    int nc = shard_sim_output_columns(sim, cols, SHARD_OUT_COUNT);
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int nc = shard_sim_output_columns(sim, cols, SHARD_OUTPUT_MAX);
     int finite = 1;
     for (int c = 0; c < nc; c++)
         if (cols[c].type == SHARD_TYPE_F64)

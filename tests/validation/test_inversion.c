@@ -56,8 +56,8 @@ static result run_case(shard_comm *comm, double spacing, double v, double barrie
     }
     shard_diag d = shard_sim_diagnostics(sim);
     r.vz_end = d.momentum[2];
-    shard_column cols[SHARD_OUT_COUNT];
-    int nc = shard_sim_output_columns(sim, cols, SHARD_OUT_COUNT); /* every field */
+    shard_column cols[SHARD_OUTPUT_MAX];
+    int nc = shard_sim_output_columns(sim, cols, SHARD_OUTPUT_MAX); /* every field */
     const shard_particles *p = shard_sim_particles(sim);
     double mass = validation_mass(sim);
     r.vz_end /= mass;

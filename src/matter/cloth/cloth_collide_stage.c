@@ -6,7 +6,7 @@
  *   1. proximity at the start of the step: every point-triangle and edge-edge pair closer than the pair's
  *      thickness gets an inelastic impulse and a capped repulsion, with Coulomb friction (shard_cc_repel);
  *   2. continuous collision detection of the straight paths x + t v, t in [0, dt]: every colliding pair gets
- *      an inelastic impulse (shard_cc_stop); repeated with the new velocities, run.collision_passes times;
+ *      an inelastic impulse (shard_cc_stop); repeated with the new velocities, cloth.collision_passes times;
  *   3. the fail-safe: the vertices of the pairs that still collide join rigid impact zones (shard_cc_zone_rigid),
  *      merged with every further collision until none is left.
  * Kernels and the kinds of pairs: cloth_collide.h.  Pairs are those between any two cloth triangles or edges
@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most impact-zone passes (the impulse passes before them: run.collision_passes). */
+/* The most impact-zone passes (the impulse passes before them: cloth.collision_passes). */
 #define SHARD_CLOTH_ZONE_PASSES 200
 
 static int shard_cc_rec_cmp(const void *pa, const void *pb)
@@ -264,7 +264,7 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
     svc->refresh(svc->impl);
     /* 2. collisions, iterated; 3. impact zones */
     cs->n_zone = 0;
-    int passes = 0, jacobi = (int)c->ph->scene->run.collision_passes;
+    int passes = 0, jacobi = (int)shard_cloth_settings_of(c->ph->scene)->collision_passes;
     for (;; passes++) {
         shard_cc_pass_candidates(c, cs, p, dt, hmax);
         int zones = passes >= jacobi;

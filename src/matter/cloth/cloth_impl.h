@@ -8,6 +8,17 @@
 #include "shard/matter.h"
 #include "shard/sorted.h"
 
+/* The keys of a cloth body (its shard_body_def.kind_def) and the module's section `cloth` (shard_matter_keys). */
+typedef struct shard_cloth_def {
+    double thickness; /* m, > 0 (required) */
+    double bending;   /* bending stiffness D, N m, >= 0, or -1 when not given (the plate's E t^3 / (12 (1 - nu^2))) */
+} shard_cloth_def;
+typedef struct shard_cloth_settings {
+    long collision_passes; /* impulse passes of the collision stage before impact zones take over, >= 0 (default 8) */
+} shard_cloth_settings;
+/* The scene's `cloth` section as read (its defaults when the scene has none). */
+const shard_cloth_settings *shard_cloth_settings_of(const shard_scene *sc);
+
 /* The module's block rows: the collision stage's force on each vertex over the last step (N; state, so it
  * travels with its particle and is in checkpoints: output after a restart is the same). */
 enum { SHARD_CLOTH_CONTACT = 0, SHARD_CLOTH_N_ROWS };

@@ -14,6 +14,7 @@
 #include "shard/mesh.h"
 
 #include "cloth/cloth_impl.h"
+#include "scene_keys.h"
 #include "shard/sorted.h"
 
 #include <math.h>
@@ -43,10 +44,6 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
     if (bd->n_notches > 0)
         return shard_error_at(err, sc->path, &bd->notches[0].loc, "body '%s' is a cloth: it cannot have notches",
                               bd->name);
-    if (bd->clamp_loc.line > 0)
-        return shard_error_at(err, sc->path, &bd->clamp_loc,
-                              "body '%s' is a cloth: `clamp` is for solids (its held vertices are held as they are)",
-                              bd->name);
     if (bd->n_tractions > 0)
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is a cloth: tractions are for lattice bodies (use prescribed vertices)",
@@ -64,7 +61,8 @@ static int shard_matter_cloth_init(const shard_scene *sc, int b, void *state, sh
                               "body '%s': a cloth grid needs at least 2 x 2 divisions, got %ld x %ld", bd->name,
                               bd->shape.divisions[0], bd->shape.divisions[1]);
     }
-    shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, bd->thickness, bd->bending, m->damping);
+    const shard_cloth_def *cd = bd->kind_def;
+    shard_cloth_params_init(state, &bd->shape, cm, m->E, m->nu, m->density, cd->thickness, cd->bending, m->damping);
     return 0;
 }
 
@@ -116,9 +114,15 @@ static double shard_matter_cloth_reach(const shard_scene *sc, int b, const void 
     (void)b;
     double r = 0.0; /* the particles of other kinds touch its triangles too, with their contact radius */
     for (int q = 0; q < sc->n_bodies; q++)
-        if (!SHARD_BODY_IS_SURFACE(&sc->bodies[q]))
+        if (!sc->bodies[q].surface)
             r = fmax(r, 0.5 * sc->bodies[q].spacing);
     return 1.5 * (cp->thickness + r) + 2.0 * (cp->mesh ? cp->mesh->radius : shard_cloth_stencil_radius(cp));
+}
+
+/* A surface touches with half its thickness. */
+static double shard_matter_cloth_contact_radius(const shard_scene *sc, int b)
+{
+    return 0.5 * ((const shard_cloth_def *)sc->bodies[b].kind_def)->thickness;
 }
 
 static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k, const void *state)
@@ -294,14 +298,23 @@ static void shard_matter_cloth_energy(const shard_matter_ctx *c, shard_xsum *acc
 }
 
 /* Output: each owned vertex's stretch, the largest over its triangles, and the collision stage's force. */
-static void shard_matter_cloth_output(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT])
+enum { CLOTH_OUT_STRETCH, CLOTH_OUT_CONTACT };
+static const shard_output_field_info shard_matter_cloth_out[] = {
+    [CLOTH_OUT_STRETCH] = {"stretch", SHARD_TYPE_F64, 1, "1", "cloth",
+                           "the largest principal Green strain of the vertex's triangles (membrane stretch)"},
+    [CLOTH_OUT_CONTACT] = {"contact", SHARD_TYPE_F64, 1, "N", "cloth",
+                           "the force of the collision stage's impulses on the vertex over the last step, |m dv| / dt "
+                           "(self-collision, other bodies, obstacles)"},
+};
+
+static void shard_matter_cloth_output(const shard_matter_ctx *c, unsigned want, void *const *cols)
 {
     const shard_block *blk = c->block;
-    double *contact = cols[SHARD_OUT_CONTACT];
-    if (want & 1u << SHARD_OUT_CONTACT && contact && blk->n_owned)
+    double *contact = cols[CLOTH_OUT_CONTACT];
+    if (want & 1u << CLOTH_OUT_CONTACT && contact && blk->n_owned)
         memcpy(contact + blk->first, blk->col[SHARD_CLOTH_CONTACT], blk->n_owned * sizeof *contact);
-    double *stretch = cols[SHARD_OUT_STRETCH];
-    if (!(want & 1u << SHARD_OUT_STRETCH) || !stretch)
+    double *stretch = cols[CLOTH_OUT_STRETCH];
+    if (!(want & 1u << CLOTH_OUT_STRETCH) || !stretch)
         return;
     const shard_cloth_state *st = c->state;
     const shard_particles *p = c->ph->p;
@@ -333,16 +346,14 @@ static void shard_matter_cloth_describe(const shard_scene *sc, int b, char *buf,
 {
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    double D = bd->bending >= 0.0
-                   ? bd->bending
-                   : m->E * bd->thickness * bd->thickness * bd->thickness / (12.0 * (1.0 - m->nu * m->nu));
+    const shard_cloth_def *cd = bd->kind_def;
+    double t = cd->thickness, D = cd->bending >= 0.0 ? cd->bending : m->E * t * t * t / (12.0 * (1.0 - m->nu * m->nu));
     char what[64];
     if (bd->shape.kind == SHARD_SHAPE_GRID)
         snprintf(what, sizeof what, "%ld x %ld cells", bd->shape.divisions[0], bd->shape.divisions[1]);
     else
         snprintf(what, sizeof what, "a mesh");
-    snprintf(buf, len, "cloth, %s, thickness %g m, %g kg/m^2, bending stiffness %g N m", what, bd->thickness,
-             m->density * bd->thickness, D);
+    snprintf(buf, len, "cloth, %s, thickness %g m, %g kg/m^2, bending stiffness %g N m", what, t, m->density * t, D);
 }
 
 static const shard_field_desc shard_matter_cloth_rows[] = {
@@ -359,9 +370,45 @@ static const shard_force_term *const shard_matter_cloth_terms[] = {&shard_matter
 
 static const shard_matter_collision shard_matter_cloth_collision = {.collide = shard_cloth_collide_step};
 
+/* The keys of a cloth body (shard_cloth_def) and the section `cloth` (shard_cloth_settings). */
+static const shard_scene_field shard_matter_cloth_body_rows[] = {
+    {.key = "thickness",
+     .kind = FK_NUMBER,
+     .flags = F_REQUIRED,
+     .offset = offsetof(shard_cloth_def, thickness),
+     .r = GT(0)},
+    {.key = "bending_stiffness",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_cloth_def, bending),
+     .r = GE(0),
+     .def = {-1}},
+};
+static const shard_scene_section shard_matter_cloth_body_keys = SECTION(shard_matter_cloth_body_rows, 0, NULL);
+static const shard_scene_field shard_matter_cloth_section_rows[] = {
+    {.key = "collision_passes",
+     .kind = FK_INT,
+     .offset = offsetof(shard_cloth_settings, collision_passes),
+     .r = GE(0),
+     .def = {8}},
+};
+static const shard_scene_section shard_matter_cloth_section_keys = SECTION(shard_matter_cloth_section_rows, 0, NULL);
+static const shard_matter_keys shard_matter_cloth_keys = {.body = &shard_matter_cloth_body_keys,
+                                                          .body_bytes = sizeof(shard_cloth_def),
+                                                          .section = "cloth",
+                                                          .scene_keys = &shard_matter_cloth_section_keys,
+                                                          .section_bytes = sizeof(shard_cloth_settings)};
+
+extern const shard_matter shard_matter_cloth;
+
+const shard_cloth_settings *shard_cloth_settings_of(const shard_scene *sc)
+{
+    return shard_matter_section(sc, &shard_matter_cloth);
+}
+
 const shard_matter shard_matter_cloth = {
     .kind = "cloth",
     .about = "cloth: St Venant-Kirchhoff membrane and discrete-shell bending on a vertex grid",
+    .keys = &shard_matter_cloth_keys,
     .rows = shard_matter_cloth_rows,
     .n_rows = SHARD_CLOTH_N_ROWS,
     .body_bytes = sizeof(shard_cloth_params),
@@ -370,11 +417,13 @@ const shard_matter shard_matter_cloth = {
     .dt_name = "cloth wave speed",
     .bond_radius = shard_matter_cloth_bond_radius,
     .particle_volume = shard_matter_cloth_volume,
+    .contact_radius = shard_matter_cloth_contact_radius,
     .contact_reach = shard_matter_cloth_reach,
     .prepare = shard_matter_cloth_prepare,
     .terms = shard_matter_cloth_terms,
     .n_terms = 1,
-    .outputs = 1u << SHARD_OUT_STRETCH | 1u << SHARD_OUT_CONTACT,
+    .out_fields = shard_matter_cloth_out,
+    .n_out_fields = sizeof shard_matter_cloth_out / sizeof shard_matter_cloth_out[0],
     .output = shard_matter_cloth_output,
     .describe = shard_matter_cloth_describe,
     .cells = shard_matter_cloth_cells,

@@ -255,7 +255,7 @@ int shard_rigid_body_init(const shard_scene *sc, int b, shard_rigid_body *rb, sh
     const shard_body_def *bd = &sc->bodies[b];
     memset(rb, 0, sizeof *rb);
     rb->rigid = 1;
-    rb->kinematic = bd->motion == SHARD_MOTION_KINEMATIC;
+    rb->kinematic = ((const shard_rigid_body_def *)bd->kind_def)->motion == SHARD_MOTION_KINEMATIC;
     rb->spacing = bd->spacing;
     shard_massprops mp;
     double centre[3] = {0, 0, 0}, axis[3] = {0, 0, 1};

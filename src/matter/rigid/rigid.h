@@ -36,6 +36,31 @@
 #include "rigid/collide.h"
 #include "shard/scene.h"
 
+/* The keys of a rigid body (its shard_body_def.kind_def): how it moves, by its forces and contacts, or with its
+ * initial velocity and angular velocity whatever touches it (an infinite mass to its contacts). */
+enum { SHARD_MOTION_DYNAMIC = 0, SHARD_MOTION_KINEMATIC = 1 };
+typedef struct shard_rigid_body_def {
+    int motion; /* SHARD_MOTION_DYNAMIC (default) or SHARD_MOTION_KINEMATIC */
+} shard_rigid_body_def;
+
+/* The contact solver's settings: the scene's section `rigid` (the module's own). */
+typedef struct shard_rigid_def {
+    long iterations;              /* most projected Gauss-Seidel sweeps per step, >= 1 (default 300) */
+    double tolerance;             /* stop when no contact impulse changed by more than this fraction of the largest
+                                   * one in an iteration, > 0 (default 1e-6) */
+    double restitution_threshold; /* m/s, >= 0: a contact approaching faster is a collision and bounces with its
+                                   * restitution (default 0.05) */
+    double position_correction;   /* fraction of a penetration removed per step (split impulse), in [0, 1]
+                                   * (default 0.2) */
+    double slop;                  /* penetration left alone, in units of the smaller particle spacing, >= 0 (default
+                                   * 0.001) */
+    double margin;                /* contacts found this far apart (units of the smaller spacing) are speculative,
+                                   * >= 0 (default 0.5) */
+} shard_rigid_def;
+
+/* The scene's `rigid` section as read (its defaults when the scene has none). */
+const shard_rigid_def *shard_rigid_settings_of(const shard_scene *sc);
+
 /* How a body's contacts are found: by an exact pair of primitives (collide.h), or through its surface
  * particles (small spheres) against the other body's shape (meshes, and cylinders against anything but planes
  * and spheres). */

@@ -74,7 +74,7 @@ static void shard_rigid_find_contacts(const shard_matter_ctx *c, shard_rigid_wor
 {
     const shard_scene *sc = c->ph->scene;
     shard_rigid_body *B = c->bodies;
-    const shard_rigid_def *rd = &sc->rigid;
+    const shard_rigid_def *rd = shard_rigid_settings_of(sc);
     W->nc = 0;
     shard_rigid_sortkey *keys = shard_malloc(((size_t)W->n_rigid + 1) * sizeof *keys);
     for (int s = 0; s < W->n_rigid; s++) {
@@ -178,7 +178,7 @@ static void shard_rigid_setup_contacts(const shard_matter_ctx *c, shard_rigid_wo
 {
     const shard_scene *sc = c->ph->scene;
     shard_rigid_body *B = c->bodies;
-    const shard_rigid_def *rd = &sc->rigid;
+    const shard_rigid_def *rd = shard_rigid_settings_of(sc);
     double dt = c->ph->dt;
     for (size_t q = 0; q < W->nc; q++) {
         shard_rigid_contact *k = &W->c[q];
@@ -365,10 +365,11 @@ static long shard_rigid_iterate(const shard_matter_ctx *c, shard_rigid_world *W,
     *res = 0.0;
     if (!pseudo)
         shard_rigid_warm_start(c, W, svc);
-    long cap = pseudo ? (sc->rigid.iterations < SHARD_RIGID_POSITION_ITERATIONS ? sc->rigid.iterations
-                                                                                : SHARD_RIGID_POSITION_ITERATIONS)
-                      : sc->rigid.iterations;
-    double tol = pseudo ? fmax(sc->rigid.tolerance, SHARD_RIGID_POSITION_TOLERANCE) : sc->rigid.tolerance;
+    const shard_rigid_def *rd = shard_rigid_settings_of(sc);
+    long cap =
+        pseudo ? (rd->iterations < SHARD_RIGID_POSITION_ITERATIONS ? rd->iterations : SHARD_RIGID_POSITION_ITERATIONS)
+               : rd->iterations;
+    double tol = pseudo ? fmax(rd->tolerance, SHARD_RIGID_POSITION_TOLERANCE) : rd->tolerance;
     int32_t *changed = shard_malloc((2 * W->nc + 1) * sizeof *changed);
     for (it = 1; it <= cap; it++) {
         double m[2] = {0.0, 0.0}; /* largest change, largest impulse */

@@ -13,6 +13,7 @@
 
 #include "rigid/rigid.h"
 #include "rigid/rigid_contact.h"
+#include "scene_keys.h"
 #include "shard/rotation.h"
 
 #include <math.h>
@@ -37,9 +38,6 @@ static int shard_matter_rigid_init(const shard_scene *sc, int b, void *state, sh
     if (bd->n_tractions > 0)
         return shard_error_at(err, sc->path, &bd->tractions[0].loc,
                               "body '%s' is rigid: surface tractions act on deformable bodies", bd->name);
-    if (bd->clamp_loc.line > 0)
-        return shard_error_at(err, sc->path, &bd->clamp_loc, "body '%s' is rigid: `clamp` is for solids' held regions",
-                              bd->name);
     return shard_rigid_body_init(sc, b, state, err);
 }
 
@@ -432,8 +430,53 @@ static void shard_matter_rigid_report(const shard_matter_ctx *c, char *buf, size
 static void shard_matter_rigid_describe(const shard_scene *sc, int b, char *buf, size_t len)
 {
     const shard_body_def *bd = &sc->bodies[b];
-    snprintf(buf, len, "rigid%s, restitution %g, friction %g", bd->motion == SHARD_MOTION_KINEMATIC ? " kinematic" : "",
+    int kinematic = ((const shard_rigid_body_def *)bd->kind_def)->motion == SHARD_MOTION_KINEMATIC;
+    snprintf(buf, len, "rigid%s, restitution %g, friction %g", kinematic ? " kinematic" : "",
              sc->materials[bd->material].restitution, sc->materials[bd->material].friction);
+}
+
+static int shard_matter_rigid_motion(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    static const char *const names[] = {[SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic"};
+    return shard_scene_parse_choice(c, n, path, names, 2, target);
+}
+
+/* The keys of a rigid body (shard_rigid_body_def) and the section `rigid` (shard_rigid_def). */
+static const shard_scene_field shard_matter_rigid_body_rows[] = {
+    {.key = "motion",
+     .kind = FK_CUSTOM,
+     .offset = offsetof(shard_rigid_body_def, motion),
+     .parse = shard_matter_rigid_motion},
+};
+static const shard_scene_section shard_matter_rigid_body_keys = SECTION(shard_matter_rigid_body_rows, 0, NULL);
+static const shard_scene_field shard_matter_rigid_section_rows[] = {
+    {.key = "iterations", .kind = FK_INT, .offset = offsetof(shard_rigid_def, iterations), .r = GE(1), .def = {300}},
+    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0), .def = {1e-6}},
+    {.key = "restitution_threshold",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_rigid_def, restitution_threshold),
+     .r = GE(0),
+     .def = {0.05}},
+    {.key = "position_correction",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_rigid_def, position_correction),
+     .r = IN('[', 0, 1, ']'),
+     .def = {0.2}},
+    {.key = "slop", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, slop), .r = GE(0), .def = {0.001}},
+    {.key = "margin", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, margin), .r = GE(0), .def = {0.5}},
+};
+static const shard_scene_section shard_matter_rigid_section_keys = SECTION(shard_matter_rigid_section_rows, 0, NULL);
+static const shard_matter_keys shard_matter_rigid_keys = {.body = &shard_matter_rigid_body_keys,
+                                                          .body_bytes = sizeof(shard_rigid_body_def),
+                                                          .section = "rigid",
+                                                          .scene_keys = &shard_matter_rigid_section_keys,
+                                                          .section_bytes = sizeof(shard_rigid_def)};
+
+extern const shard_matter shard_matter_rigid;
+
+const shard_rigid_def *shard_rigid_settings_of(const shard_scene *sc)
+{
+    return shard_matter_section(sc, &shard_matter_rigid);
 }
 
 static const shard_matter_whole shard_matter_rigid_whole = {
@@ -451,6 +494,7 @@ const shard_matter shard_matter_rigid = {
     .kind = "rigid",
     .about = "rigid body: exact mass properties, Newton-Euler motion, contact impulses with restitution and "
              "Coulomb friction (Baraff 1989)",
+    .keys = &shard_matter_rigid_keys,
     .rows = shard_matter_rigid_rows,
     .n_rows = 1,
     .body_bytes = sizeof(shard_rigid_body),

@@ -53,6 +53,7 @@
 
 #include "fracture.h"
 #include "shard/particles.h"
+#include "shard/scene.h"
 
 #include <math.h>
 
@@ -308,5 +309,15 @@ size_t shard_solid_inverted(const shard_particles *p, const shard_csr *bonds, co
  * one particle at a time in local order (the caller sums them exactly, so the order does not matter).  Local. */
 void shard_solid_energy(const shard_particles *p, const shard_csr *bonds, const shard_solid_params *sp,
                         const shard_solid_arrays *a, void (*add)(void *ctx, double value), void *ctx);
+
+/* The keys of a solid body (its shard_body_def.kind_def, read by the scene reader from the module's table). */
+enum { SHARD_CLAMP_PARTICLES = 0, SHARD_CLAMP_FACE = 1 };
+typedef struct shard_solid_def {
+    double support; /* support radius h in units of spacing, in (1, 4] (default 2.2: 32 neighbours) */
+    int clamp;      /* how held regions meet the free particles: SHARD_CLAMP_PARTICLES (default) or SHARD_CLAMP_FACE
+                     * (the wall rule above) */
+} shard_solid_def;
+
+static inline const shard_solid_def *shard_solid_def_of(const shard_body_def *bd) { return bd->kind_def; }
 
 #endif

@@ -5,6 +5,7 @@
  * h = support x spacing. */
 #include "shard/matter.h"
 
+#include "scene_keys.h"
 #include "shard/sample.h"
 #include "solid/solid.h"
 
@@ -18,14 +19,14 @@ static int shard_matter_solid_init(const shard_scene *sc, int b, void *state, sh
     (void)err;
     const shard_body_def *bd = &sc->bodies[b];
     const shard_material *m = &sc->materials[bd->material];
-    shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep, m->max_plastic,
-                            bd->support * bd->spacing);
+    double h = shard_solid_def_of(bd)->support * bd->spacing;
+    shard_solid_params_init(state, m->E, m->nu, m->volume_stiffness, m->damping, m->yield, m->creep, m->max_plastic, h);
     shard_solid_params *sp = state;
     sp->kb = m->volume_barrier * m->E / (3.0 * (1.0 - 2.0 * m->nu));
-    sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, bd->support * bd->spacing);
-    shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
+    sp->ks = shard_solid_stabilization_stiffness(m->stabilization, m->E, bd->spacing, h);
+    shard_fracture_params_init(&sp->frac, &m->fracture, m->E, m->nu, bd->spacing, h);
     if (sp->frac.criterion != SHARD_FRACTURE_NONE)
-        sp->c0 = shard_fracture_micromodulus(m->E, m->nu, bd->spacing, bd->support * bd->spacing);
+        sp->c0 = shard_fracture_micromodulus(m->E, m->nu, bd->spacing, h);
     return 0;
 }
 
@@ -44,7 +45,7 @@ static double shard_matter_solid_dt(const shard_scene *sc, int b, const void *st
 
 static double shard_matter_solid_bond_radius(const shard_scene *sc, int b)
 {
-    return sc->bodies[b].support * sc->bodies[b].spacing;
+    return shard_solid_def_of(&sc->bodies[b])->support * sc->bodies[b].spacing;
 }
 
 /* The wall rule (solid.h) of every slot, owned and ghost, from the body's constraints, in the bodies with
@@ -58,8 +59,8 @@ static void shard_matter_solid_walls(const shard_matter_ctx *c, const shard_soli
         const shard_body_def *bd = &c->ph->scene->bodies[p->body[i]];
         double *w = a->wall + 4 * k;
         w[0] = w[1] = w[2] = 0.0; /* no offset unless held (a slot may have held another particle before) */
-        w[3] = bd->clamp == SHARD_CLAMP_FACE && shard_sample_wall(bd, p->X + 3 * i, w) ? SHARD_SOLID_WALL_HELD
-                                                                                       : SHARD_SOLID_WALL_NONE;
+        int face = shard_solid_def_of(bd)->clamp == SHARD_CLAMP_FACE;
+        w[3] = face && shard_sample_wall(bd, p->X + 3 * i, w) ? SHARD_SOLID_WALL_HELD : SHARD_SOLID_WALL_NONE;
     }
     shard_solid_walls(p, c->ph->bonds, a);
 }
@@ -93,15 +94,27 @@ static void shard_matter_solid_energy(const shard_matter_ctx *c, shard_xsum *acc
     shard_solid_energy(c->ph->p, c->ph->bonds, c->bodies, &a, shard_matter_solid_add_energy, acc);
 }
 
-static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, void *const cols[SHARD_OUT_COUNT])
+/* The solid's output fields (matter.h: after the core's, in this order). */
+enum { SOLID_OUT_STRESS, SOLID_OUT_VON_MISES, SOLID_OUT_PLASTIC_STRAIN, SOLID_OUT_DAMAGE, SOLID_OUT_INVERTED };
+static const shard_output_field_info shard_matter_solid_out[] = {
+    [SOLID_OUT_STRESS] = {"stress", SHARD_TYPE_F64, 9, "Pa", "solid", "Cauchy stress, full symmetric 3x3, row by row"},
+    [SOLID_OUT_VON_MISES] = {"von_mises", SHARD_TYPE_F64, 1, "Pa", "solid", "von Mises equivalent stress"},
+    [SOLID_OUT_PLASTIC_STRAIN] = {"plastic_strain", SHARD_TYPE_F64, 1, "1", "solid",
+                                  "Frobenius norm of the plastic Green strain"},
+    [SOLID_OUT_DAMAGE] = {"damage", SHARD_TYPE_F64, 1, "1", "solid",
+                          "broken fraction of the particle's reference bonds"},
+    [SOLID_OUT_INVERTED] = {"inverted", SHARD_TYPE_I32, 1, "-", "solid",
+                            "1 where det J <= 0 (turned inside out), else 0"},
+};
+
+static void shard_matter_solid_output(const shard_matter_ctx *c, unsigned want, void *const *cols)
 {
     shard_solid_arrays a = shard_solid_view(c->block);
     const shard_particles *p = c->ph->p;
-    if (want & (1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN |
-                1u << SHARD_OUT_INVERTED))
-        shard_solid_output(p, c->ph->bonds, c->bodies, &a, cols[SHARD_OUT_STRESS], cols[SHARD_OUT_VON_MISES],
-                           cols[SHARD_OUT_PLASTIC_STRAIN], cols[SHARD_OUT_INVERTED]);
-    double *damage = cols[SHARD_OUT_DAMAGE];
+    if (want & ~(1u << SOLID_OUT_DAMAGE))
+        shard_solid_output(p, c->ph->bonds, c->bodies, &a, cols[SOLID_OUT_STRESS], cols[SOLID_OUT_VON_MISES],
+                           cols[SOLID_OUT_PLASTIC_STRAIN], cols[SOLID_OUT_INVERTED]);
+    double *damage = cols[SOLID_OUT_DAMAGE];
     if (damage) {
         const shard_csr *bonds = c->ph->ref_bonds;
         for (size_t i = a.first; i < a.first + a.n_owned; i++) {
@@ -180,15 +193,35 @@ static void shard_matter_solid_synced(const shard_matter_ctx *c)
 static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf, size_t len)
 {
     const shard_body_def *bd = &sc->bodies[b];
-    int used = snprintf(buf, len, "support %g (h = %g m)", bd->support, bd->support * bd->spacing);
+    double support = shard_solid_def_of(bd)->support;
+    int used = snprintf(buf, len, "support %g (h = %g m)", support, support * bd->spacing);
     shard_fracture_params fp;
     const shard_material *m = &sc->materials[bd->material];
-    shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->spacing, bd->support * bd->spacing);
+    shard_fracture_params_init(&fp, &m->fracture, m->E, m->nu, bd->spacing, support * bd->spacing);
     if (fp.criterion != SHARD_FRACTURE_NONE && used > 0 && (size_t)used < len)
         snprintf(buf + used, len - (size_t)used, ", breaks at %s %g%s%s",
                  fp.criterion == SHARD_FRACTURE_RANKINE ? "a bond-normal stress of" : "a stretch of", fp.threshold,
                  fp.criterion == SHARD_FRACTURE_RANKINE ? " Pa" : "", fp.weibull_m > 0.0 ? " (Weibull scatter)" : "");
 }
+
+static int shard_matter_solid_clamp(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
+{
+    static const char *const names[] = {[SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face"};
+    return shard_scene_parse_choice(c, n, path, names, 2, target);
+}
+
+/* The keys of a solid body (shard_solid_def). */
+static const shard_scene_field shard_matter_solid_key_rows[] = {
+    {.key = "support",
+     .kind = FK_NUMBER,
+     .offset = offsetof(shard_solid_def, support),
+     .r = IN('(', 1, 4, ']'),
+     .def = {2.2}},
+    {.key = "clamp", .kind = FK_CUSTOM, .offset = offsetof(shard_solid_def, clamp), .parse = shard_matter_solid_clamp},
+};
+static const shard_scene_section shard_matter_solid_body_keys = SECTION(shard_matter_solid_key_rows, 0, NULL);
+static const shard_matter_keys shard_matter_solid_keys = {.body = &shard_matter_solid_body_keys,
+                                                          .body_bytes = sizeof(shard_solid_def)};
 
 static const shard_force_term shard_matter_solid_force = {
     .name = "solid",
@@ -214,6 +247,7 @@ static const shard_matter_fracture shard_matter_solid_fracture = {
 const shard_matter shard_matter_solid = {
     .kind = "solid",
     .about = "meshless elastic/plastic solid (Mueller et al. 2004)",
+    .keys = &shard_matter_solid_keys,
     .rows = shard_matter_solid_rows,
     .n_rows = SHARD_SOLID_N_ROWS,
     .body_bytes = sizeof(shard_solid_params),
@@ -224,8 +258,8 @@ const shard_matter shard_matter_solid = {
     .prepare = shard_matter_solid_prepare,
     .terms = shard_matter_solid_terms,
     .n_terms = 1,
-    .outputs = 1u << SHARD_OUT_STRESS | 1u << SHARD_OUT_VON_MISES | 1u << SHARD_OUT_PLASTIC_STRAIN |
-               1u << SHARD_OUT_DAMAGE | 1u << SHARD_OUT_INVERTED,
+    .out_fields = shard_matter_solid_out,
+    .n_out_fields = sizeof shard_matter_solid_out / sizeof shard_matter_solid_out[0],
     .output = shard_matter_solid_output,
     .inverted = shard_matter_solid_inverted,
     .describe = shard_matter_solid_describe,
