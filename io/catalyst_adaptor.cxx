@@ -16,9 +16,9 @@
  * polydata's field data instead: they are small, and a copy outlives the driver's buffers.  The per-particle
  * memory of our own, all grow-only: an index ramp 0, 1, 2, ... that serves both as
  * the vertex cells' connectivity and their offsets, and a constant "rank" array for callers that pass no rank
- * column.  A data assembly names the blocks so that "rigid" and "cloth" are appended, at the first execution that
- * has them, without breaking scripts that select by name.  Block "rigid" (a few points on rank 0) is copied;
- * block "cloth" wraps the driver's arrays like "particles" (points, columns, and the triangles' connectivity,
+ * column.  A data assembly names the blocks so that "frames" and "surfaces" are appended, at the first execution that
+ * has them, without breaking scripts that select by name.  Block "frames" (a few points on rank 0) is copied;
+ * block "surfaces" wraps the driver's arrays like "particles" (points, columns, and the triangles' connectivity,
  * whose offsets 0, 3, 6, ... are ours), because a cloth may have as many vertices as a solid has particles.
  *
  * Script errors: ParaView imports a version 2 script at its first execution, not when the pipeline is created
@@ -125,8 +125,8 @@ struct shard_catalyst
     vtkSmartPointer<vtkCPDataDescription> description;
     vtkSmartPointer<vtkPartitionedDataSetCollection> collection;
     vtkSmartPointer<vtkPolyData> particles;
-    vtkSmartPointer<vtkPolyData> rigid; /* block "rigid", made at the first execution with frames */
-    vtkSmartPointer<vtkPolyData> cloth; /* block "cloth", made at the first execution with cells */
+    vtkSmartPointer<vtkPolyData> rigid; /* block "frames", made at the first execution with frames */
+    vtkSmartPointer<vtkPolyData> cloth; /* block "surfaces", made at the first execution with cells */
     vtkSmartPointer<vtkDoubleArray> coords;
     vtkSmartPointer<vtkIdTypeArray> offsets, connectivity;
     /* One VTK array per column name seen so far (the driver hands the same list on every rank and step), and
@@ -137,7 +137,7 @@ struct shard_catalyst
     std::vector<std::string> global_names; /* field-data arrays of the last execution (replaced at the next) */
     std::vector<vtkIdType> ramp;  /* 0, 1, 2, ...: vertex-cell offsets and connectivity (grow-only) */
     std::vector<int> rank_values; /* this rank, once per particle (grow-only) */
-    /* Block "cloth" has its own of each of the above: a name such as "velocity" is a column of both blocks,
+    /* Block "surfaces" has its own of each of the above: a name such as "velocity" is a column of both blocks,
      * with different lengths. */
     vtkSmartPointer<vtkDoubleArray> cloth_coords;
     vtkSmartPointer<vtkIdTypeArray> cloth_offsets, cloth_connectivity;
@@ -382,7 +382,7 @@ static size_t shard_catalyst_bad_cell(const shard_insitu_fields *f)
 }
 
 /* Which columns the dataset carries at this step: present[0] for block "particles", those that every rank with
- * particles passes with data; present[1] likewise for block "cloth" among the ranks with cell points, plus bit
+ * particles passes with data; present[1] likewise for block "surfaces" among the ranks with cell points, plus bit
  * SHARD_CATALYST_CELLS_OK.  Agreed with one allreduce (for both blocks) so that all partitions share one array
  * layout (parallel writers and colour maps expect that) even when a rank has no particles and its pointers mean
  * nothing.  Collective. */
@@ -490,7 +490,7 @@ static void shard_catalyst_bind(shard_catalyst *h, const shard_insitu_fields *f,
     h->collection->Modified();
 }
 
-/* Block "rigid": the frames as points with their columns, copied (one point per rigid body, on rank 0). Local
+/* Block "frames": the frames as points with their columns, copied (one point per rigid body, on rank 0). Local
  * (has_frames is the same on every rank, so every rank adds the block at the same execution). */
 static void shard_catalyst_bind_frames(shard_catalyst *h, const shard_insitu_fields *f)
 {
@@ -501,9 +501,9 @@ static void shard_catalyst_bind_frames(shard_catalyst *h, const shard_insitu_fie
         unsigned int at = h->collection->GetNumberOfPartitionedDataSets();
         h->collection->SetNumberOfPartitionedDataSets(at + 1);
         h->collection->SetPartition(at, 0, h->rigid);
-        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "rigid");
+        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "frames");
         vtkDataAssembly *assembly = h->collection->GetDataAssembly();
-        assembly->AddDataSetIndex(assembly->AddNode("rigid"), at);
+        assembly->AddDataSetIndex(assembly->AddNode("frames"), at);
     }
     vtkIdType n = f->frame_position ? static_cast<vtkIdType>(f->n_frames) : 0;
     vtkNew<vtkPoints> points;
@@ -544,9 +544,9 @@ static void shard_catalyst_bind_frames(shard_catalyst *h, const shard_insitu_fie
     h->collection->Modified();
 }
 
-/* Block "cloth": this rank's triangles over its cell points, wrapped without copying as the particles are, with
+/* Block "surfaces": this rank's triangles over its cell points, wrapped without copying as the particles are, with
  * the columns that `present` keeps.  Made at the first execution with cells (has_cells is the same on every rank,
- * so every rank adds the block at the same execution, after "rigid" when both come together).  An execution
+ * so every rank adds the block at the same execution, after "frames" when both come together).  An execution
  * without cells leaves the block in place, empty: its indices stay, and no array keeps pointing at the driver's
  * memory of an earlier step.  Returns 0, or SHARD_EXIT_INTERNAL with the same *err on every rank (one broadcast)
  * when some rank's triangles use points it does not pass; the block is then empty.  Collective only then. */
@@ -561,17 +561,17 @@ static int shard_catalyst_bind_cells(shard_catalyst *h, const shard_insitu_field
         unsigned int at = h->collection->GetNumberOfPartitionedDataSets();
         h->collection->SetNumberOfPartitionedDataSets(at + 1);
         h->collection->SetPartition(at, 0, h->cloth);
-        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "cloth");
+        h->collection->GetMetaData(at)->Set(vtkCompositeDataSet::NAME(), "surfaces");
         vtkDataAssembly *assembly = h->collection->GetDataAssembly();
-        assembly->AddDataSetIndex(assembly->AddNode("cloth"), at);
+        assembly->AddDataSetIndex(assembly->AddNode("surfaces"), at);
     }
     bool sound = present >> SHARD_CATALYST_CELLS_OK & 1u;
     if (f->has_cells && !sound) {
         size_t bad = shard_catalyst_bad_cell(f);
         if (bad < f->n_cells)
             shard_catalyst_error(err, SHARD_EXIT_INTERNAL,
-                                 "Catalyst: block \"cloth\" on rank %d: triangle %zu of %zu has a vertex that is not "
-                                 "one of the rank's %zu cell points",
+                                 "Catalyst: block \"surfaces\" on rank %d: triangle %zu of %zu has a vertex that is "
+                                 "not one of the rank's %zu cell points",
                                  h->rank, bad, f->n_cells, f->cell_position ? f->n_cell_points : size_t{0});
         shard_catalyst_agree(h->comm, h->rank, h->size, err);
     }

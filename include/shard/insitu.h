@@ -14,10 +14,10 @@
  * the rank's owned particles as points with one vertex cell each, and one point array per column of
  * shard_insitu_fields under the names of the HDF5 output, plus "rank" (the owner), and in its field data one
  * array per global of shard_insitu_fields (figures of the whole run, such as the fragment statistics, the same on
- * every rank's partition).  When the scene has rigid bodies, block "rigid" (index 1) holds their frames: one
+ * every rank's partition).  When the scene has rigid bodies, block "frames" (index 1) holds their frames: one
  * point per body at its centre of mass (on rank 0's partition; the others are empty), with the point arrays of
- * the HDF5 output's /rigid group (orientation, velocity, angular_velocity, contact_force, contact_torque, axis_1
- * to axis_3 for oriented glyphs, body).  When the scene has cloth, block "cloth" (index 2, or 1 without rigid
+ * the HDF5 output's /frames group (orientation, velocity, angular_velocity, contact_force, contact_torque, axis_1
+ * to axis_3 for oriented glyphs, body).  When the scene has cloth, block "surfaces" (index 2, or 1 without rigid
  * bodies) holds its triangles: one vtkPolyData partition per rank with the triangles that rank lists and their
  * vertices as points (global_id as GlobalIds, velocity, body, rank).  Scripts should select blocks by name, not
  * by index.
@@ -70,7 +70,7 @@ typedef struct shard_insitu_fields {
     const shard_column *cols;
     int n_globals; /* global field-data arrays (may be 0) */
     const shard_insitu_global *globals;
-    /* Block "rigid": the frames of the bodies that move as wholes (rigid bodies).  has_frames is the same on
+    /* Block "frames": the frames of the bodies that move as wholes (rigid bodies).  has_frames is the same on
      * every rank (0: no such block); the frames are the same everywhere, so rank 0 passes them (n_frames points
      * at frame_position with the columns frame_cols, copied) and the others pass none. */
     int has_frames;
@@ -78,7 +78,7 @@ typedef struct shard_insitu_fields {
     const double *frame_position; /* 3 n_frames */
     int n_frame_cols;             /* at most 16 */
     const shard_column *frame_cols;
-    /* Block "cloth": the triangles of the surfaces (cloth).  has_cells is the same on every rank (0: no such
+    /* Block "surfaces": the triangles of the surfaces (cloth).  has_cells is the same on every rank (0: no such
      * block).  Each rank passes the triangles it lists (every triangle is listed by exactly one rank) as indices
      * into its own cell points: n_cell_points points at cell_position (the rank's owned vertices and the ghost
      * vertices its triangles need, each once), with the columns cell_cols (the same list on every rank, each

@@ -308,8 +308,8 @@ typedef struct shard_matter {
     size_t (*inverted)(const shard_matter_ctx *c, size_t *first);
     /* Surfaces (SHARD_MATTER_SURFACE): the triangles to draw, as local indices of their vertices (owned
      * particles and bond ghosts), 3 per triangle, each triangle listed by exactly one rank; returns their
-     * number (tri NULL: only counts).  The driver writes them as the output table /cloth (output.h) and hands
-     * them to Catalyst (block "cloth", insitu.h). */
+     * number (tri NULL: only counts).  The driver writes them as the output table /surfaces (output.h) and hands
+     * them to Catalyst (block "surfaces", insitu.h). */
     size_t (*cells)(const shard_matter_ctx *c, int32_t *tri);
     /* Appends the kind-specific part of body b's `shard check` line ("support 2.2 (h = 0.0275 m)"). */
     void (*describe)(const shard_scene *sc, int body, char *buf, size_t len);

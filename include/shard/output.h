@@ -17,13 +17,13 @@
  *                        largest_mass, largest_label, tau, tau_error, n_fit, fit_min_mass, m0, broken_bonds
  *   /fragments/histogram the mass histogram in octaves of m0: bin_min, bin_max (kg), count, mass, and
  *                        cumulative (the mass fraction in fragments of at least bin_min)
- *   /rigid               when the scene has rigid bodies: one row per body, in scene order: body (its index in
+ *   /frames              when the scene has rigid bodies: one row per body, in scene order: body (its index in
  *                        the scene's bodies), index (the row), position (n, 3: centre of mass), orientation
  *                        (n, 4: unit quaternion w, x, y, z, body to world), velocity (n, 3), angular_velocity
  *                        (n, 3), contact_force, contact_torque (n, 3 each: the contact impulses of the last step
  *                        / dt, torque about the centre of mass), axis_1, axis_2, axis_3 (n, 3 each: the body's
  *                        principal axes in the world, for oriented glyphs)
- *   /cloth/triangles     when the scene has cloth: (n, 3) int64, one triangle per row, its corners as rows of
+ *   /surfaces/triangles  when the scene has cloth: (n, 3) int64, one triangle per row, its corners as rows of
  *                        /particles (not global ids: the writer translates them through the index), so that a
  *                        reader draws it with /particles/position alone; attribute count = n.  The number of
  *                        triangles may differ between files.  A new group: readers of /particles are
@@ -38,7 +38,7 @@
  * same names there.  A table marked `points` (the rigid-body frames) gets an index of its own, DIR/<group>.xmf,
  * in the same form: one Polyvertex grid per file at the table's `position`, with its `index` column as the
  * connectivity and every other column as a point attribute.  A table marked `cells` (the cloth) gets DIR/<group>.xmf
- * (DIR/cloth.xmf) in the same form too, rewritten in the same way: one Triangle grid per file with that table,
+ * (DIR/surfaces.xmf) in the same form too, rewritten in the same way: one Triangle grid per file with that table,
  * its connectivity <group>/triangles, over the N points of /particles/position with the point attributes of
  * particles.xmf; each grid gives its own triangle count (after a restart, the earlier run's files that have the
  * table are listed again with the counts read from them; files without it have no grid).

@@ -12,7 +12,7 @@ import os
 from paraview import catalyst
 from paraview.simple import *
 
-# The simulation's data: Shard's channel "input" (blocks "particles", and "rigid" and "cloth" when there).
+# The simulation's data: Shard's channel "input" (blocks "particles", and "frames" and "surfaces" when there).
 shard_input = PVTrivialProducer(registrationName="input")
 
 extractor = CreateExtractor("VTPC", shard_input, registrationName="particles_vtpc")

@@ -10,7 +10,7 @@ import os
 from paraview import catalyst
 from paraview.simple import *
 
-# Registered so that the GUI lists the simulation's "input" (blocks "particles", later "cloth" and "rigid").
+# Registered so that the GUI lists the simulation's "input" (blocks "particles", later "surfaces" and "frames").
 shard_input = PVTrivialProducer(registrationName="input")
 
 options = catalyst.Options()

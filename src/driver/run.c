@@ -125,7 +125,7 @@ int shard_sim_output_columns(shard_sim *s, shard_column *cols, int max)
     return shard_sim_columns(s, want, cols, max);
 }
 
-/* The frames of the bodies that move as wholes (matter.h), as the output table /rigid: rank 0 holds every row
+/* The frames of the bodies that move as wholes (matter.h), as the output table /frames: rank 0 holds every row
  * (the state is the same on every rank). */
 typedef struct shard_sim_frame_table {
     size_t n;
@@ -198,7 +198,7 @@ static int shard_sim_frames_make(shard_sim *s, shard_sim_frame_table *fr, shard_
     fr->cols[n++] = (shard_column){"axis_1", SHARD_TYPE_F64, 3, fr->axis[0]};
     fr->cols[n++] = (shard_column){"axis_2", SHARD_TYPE_F64, 3, fr->axis[1]};
     fr->cols[n++] = (shard_column){"axis_3", SHARD_TYPE_F64, 3, fr->axis[2]};
-    *table = (shard_output_table){.group = "rigid", .n_rows = fr->n, .n_cols = n, .cols = fr->cols, .points = 1};
+    *table = (shard_output_table){.group = "frames", .n_rows = fr->n, .n_cols = n, .cols = fr->cols, .points = 1};
     return 1;
 }
 
@@ -235,7 +235,7 @@ static long shard_sim_cells(shard_sim *s, int32_t **tri)
     return (long)n;
 }
 
-/* The surfaces' triangles as the output table /cloth: global ids, which the writer turns into rows of
+/* The surfaces' triangles as the output table /surfaces: global ids, which the writer turns into rows of
  * /particles.  0 when there is none. */
 static int shard_sim_cells_make(shard_sim *s, int64_t **ids, shard_column *col, shard_output_table *table)
 {
@@ -249,7 +249,7 @@ static int shard_sim_cells_make(shard_sim *s, int64_t **ids, shard_column *col, 
         (*ids)[q] = s->p.gid[tri[q]];
     free(tri);
     *col = (shard_column){"triangles", SHARD_TYPE_I64, 3, *ids};
-    *table = (shard_output_table){.group = "cloth", .n_rows = (size_t)n, .n_cols = 1, .cols = col, .cells = 1};
+    *table = (shard_output_table){.group = "surfaces", .n_rows = (size_t)n, .n_cols = 1, .cols = col, .cells = 1};
     return 1;
 }
 
@@ -264,7 +264,7 @@ long shard_sim_surface_triangles(shard_sim *s, int64_t **gids)
     return n < 0 ? 0 : n;
 }
 
-/* Catalyst's block "cloth": the triangles this rank lists over its cell points (the local vertices they use,
+/* Catalyst's block "surfaces": the triangles this rank lists over its cell points (the local vertices they use,
  * each once, in local order), with their global ids, velocities and bodies. */
 typedef struct shard_sim_cell_block {
     double *x, *v;

@@ -7,7 +7,7 @@ in block "particles"; global ids are 0..PARTICLES-1 once each; "rank" takes valu
 partition it is in; every field of the HDF5 output is there with its number of components (only "rank" with
 --only-position); and "stress" is in VTK's component order (von Mises recomputed from it matches "von_mises").
 With --cloth (the stand-in driver's --cloth, whose vertices are
-particles): block "cloth" holds at most one partition per rank (the writer leaves out empty partitions; one per
+particles): block "surfaces" holds at most one partition per rank (the writer leaves out empty partitions; one per
 rank in the pipeline is tests/insitu/cloth_check.py's check), TRIANGLES triangles in all, and each of its points
 (ghost vertices included) has the position, velocity and body of the particle with its global id.
 """
@@ -40,12 +40,13 @@ failures = []
 
 
 def check_cloth(name, pdc, blocks, by_id):
-    """The failures of block "cloth" of one extract; by_id: global id -> (position, velocity, body) of the particles."""
-    if "cloth" not in blocks:
-        return ["%s: no block 'cloth' (blocks %s)" % (name, blocks)]
-    block, out, total = pdc.GetPartitionedDataSet(blocks.index("cloth")), [], 0
+    """The failures of block "surfaces" of one extract; by_id: global id -> (position, velocity, body) of the
+    particles."""
+    if "surfaces" not in blocks:
+        return ["%s: no block 'surfaces' (blocks %s)" % (name, blocks)]
+    block, out, total = pdc.GetPartitionedDataSet(blocks.index("surfaces")), [], 0
     if block.GetNumberOfPartitions() > ranks:
-        out.append("%s: cloth: %d partitions, expected at most one per rank (%d)" %
+        out.append("%s: surfaces: %d partitions, expected at most one per rank (%d)" %
                    (name, block.GetNumberOfPartitions(), ranks))
     for part in range(block.GetNumberOfPartitions()):
         mesh = block.GetPartition(part)
@@ -54,11 +55,11 @@ def check_cloth(name, pdc, blocks, by_id):
         total += mesh.GetNumberOfCells()
         if mesh.GetNumberOfPolys() != mesh.GetNumberOfCells() or \
                 any(mesh.GetCellType(c) != VTK_TRIANGLE for c in range(mesh.GetNumberOfCells())):
-            out.append("%s: cloth partition %d: cells other than triangles" % (name, part))
+            out.append("%s: surfaces partition %d: cells other than triangles" % (name, part))
         pd = mesh.GetPointData()
         gid, v, body = (pd.GetArray(a) for a in ("global_id", "velocity", "body"))
         if gid is None or v is None or body is None or pd.GetArray("rank") is None:
-            out.append("%s: cloth partition %d: arrays %s" %
+            out.append("%s: surfaces partition %d: arrays %s" %
                        (name, part, [pd.GetArrayName(k) for k in range(pd.GetNumberOfArrays())]))
             continue
         xyz, gid, v, body = (vtk_to_numpy(mesh.GetPoints().GetData()), vtk_to_numpy(gid), vtk_to_numpy(v),
@@ -67,10 +68,11 @@ def check_cloth(name, pdc, blocks, by_id):
             want = by_id.get(int(g))
             if want is None or not (numpy.array_equal(xyz[i], want[0]) and numpy.array_equal(v[i], want[1]) and
                                     body[i] == want[2]):
-                out.append("%s: cloth partition %d: point %d (global id %d) is not particle %d" % (name, part, i, g, g))
+                out.append("%s: surfaces partition %d: point %d (global id %d) is not particle %d"
+                           % (name, part, i, g, g))
                 break
     if total != triangles:
-        out.append("%s: cloth: %d triangles, expected %d" % (name, total, triangles))
+        out.append("%s: surfaces: %d triangles, expected %d" % (name, total, triangles))
     return out
 
 
@@ -158,5 +160,5 @@ for f in failures:
 if not failures:
     print("PASS: %d extract(s) at steps %s, %d points on %d rank(s), arrays: %s%s" %
           (len(found), found, particles, ranks, ", ".join(sorted(expected)),
-           "" if triangles is None else "; block cloth: %d triangles" % triangles))
+           "" if triangles is None else "; block surfaces: %d triangles" % triangles))
 sys.exit(1 if failures else 0)

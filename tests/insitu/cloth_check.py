@@ -1,10 +1,10 @@
 # script-version: 2
-# Test script for `run.sh cloth`: on every rank, checks block "cloth" of the collection and appends one line per
+# Test script for `run.sh cloth`: on every rank, checks block "surfaces" of the collection and appends one line per
 # call to OUT/cloth_check_<rank>.txt: "step points triangles" (this rank's partition).
 # Checked: the block is there by name (and "particles" is still block 0); each rank has one partition whose cells
 # are all triangles (no vertex, line or strip cells) over its own points, each with three distinct global ids;
 # the points carry GlobalIds (int64, named global_id), velocity (3 components), body and rank (this rank); the
-# triangles of all ranks add up to CLOTH_TRIANGLES; ExtractBlock(Selectors=['/Root/cloth']), as docs/insitu.md
+# triangles of all ranks add up to CLOTH_TRIANGLES; ExtractBlock(Selectors=['/Root/surfaces']), as docs/insitu.md
 # shows it, keeps this rank's triangles.  Every rank runs the same pipeline updates and reaches the reduction of
 # the total before any raises, so that a failure on one rank stops the run instead of leaving the others waiting.
 #   SHARD_CATALYST_OUT  output folder
@@ -18,7 +18,7 @@ from vtkmodules.vtkCommonDataModel import VTK_TRIANGLE
 from vtkmodules.vtkParallelCore import vtkCommunicator, vtkMultiProcessController
 
 shard_input = PVTrivialProducer(registrationName="input")
-cloth_only = ExtractBlock(registrationName="cloth_only", Input=shard_input, Selectors=["/Root/cloth"])
+surfaces_only = ExtractBlock(registrationName="surfaces_only", Input=shard_input, Selectors=["/Root/surfaces"])
 options = catalyst.Options()
 options.GlobalTrigger = "TimeStep"
 options.GlobalTrigger.Frequency = 1
@@ -29,7 +29,7 @@ want = int(os.environ.get("CLOTH_TRIANGLES", "-1"))
 
 
 def check_partition(mesh, where):
-    """The failures of one rank's partition of block "cloth" (a list of messages)."""
+    """The failures of one rank's partition of block "surfaces" (a list of messages)."""
     failures = []
     n, cells = mesh.GetNumberOfPoints(), mesh.GetNumberOfCells()
     if mesh.GetNumberOfPolys() != cells or mesh.GetNumberOfVerts() or mesh.GetNumberOfLines() or \
@@ -67,26 +67,26 @@ def check_partition(mesh, where):
 
 def catalyst_execute(info):
     shard_input.UpdatePipeline(info.time)
-    cloth_only.UpdatePipeline(info.time)
+    surfaces_only.UpdatePipeline(info.time)
     data = shard_input.GetClientSideObject().GetOutputDataObject(0)
     where = "rank %d, step %d" % (rank, info.timestep)
     names = [data.GetMetaData(i).Get(data.NAME()) for i in range(data.GetNumberOfPartitionedDataSets())]
     failures, n, cells = [], 0, 0
-    if names[:1] != ["particles"] or "cloth" not in names:
+    if names[:1] != ["particles"] or "surfaces" not in names:
         failures.append("%s: blocks %s" % (where, names))
     else:
-        block = data.GetPartitionedDataSet(names.index("cloth"))
+        block = data.GetPartitionedDataSet(names.index("surfaces"))
         if block.GetNumberOfPartitions() != 1 or block.GetPartition(0) is None:
-            failures.append("%s: %d partitions in block cloth, want 1" % (where, block.GetNumberOfPartitions()))
+            failures.append("%s: %d partitions in block surfaces, want 1" % (where, block.GetNumberOfPartitions()))
         else:
             mesh = block.GetPartition(0)
             n, cells = mesh.GetNumberOfPoints(), mesh.GetNumberOfCells()
             failures += check_partition(mesh, where)
-        picked = cloth_only.GetClientSideObject().GetOutputDataObject(0)
+        picked = surfaces_only.GetClientSideObject().GetOutputDataObject(0)
         got = sum(picked.GetPartitionedDataSet(i).GetNumberOfCells()
                   for i in range(picked.GetNumberOfPartitionedDataSets()))
         if got != cells:
-            failures.append("%s: ExtractBlock /Root/cloth keeps %d cells, want %d" % (where, got, cells))
+            failures.append("%s: ExtractBlock /Root/surfaces keeps %d cells, want %d" % (where, got, cells))
 
     mine, out = vtkIdTypeArray(), vtkIdTypeArray()
     mine.SetNumberOfTuples(1)

@@ -8,7 +8,7 @@
  * have structure and extracts can be checked exactly.  Errors follow the driver's rule: rank 0 prints
  * "shard: error: <msg>" once and every rank exits with the error's code.
  *
- * With --cloth the lattice's face y = 0 is also handed over as a cloth (block "cloth"): its particles are the
+ * With --cloth the lattice's face y = 0 is also handed over as a cloth (block "surfaces"): its particles are the
  * vertices, each square of the face is split into two triangles, and a square is listed by the owner of its
  * corner of least id, which passes the square's other corners that other ranks own as ghost vertices (the rows
  * of the next z layer).  Every triangle is so listed by exactly one rank, 2 (NX-1)(NZ-1) in all at any rank count,
@@ -18,7 +18,7 @@
  *                    [--cloth [--cloth-bad RANK]] [--work SECONDS] [--out DIR]
  *   --steps S     steps 0..S are offered to the scripts (default 20)
  *   --fields      "position" passes only the coordinates (tests optional arrays)
- *   --cloth       adds block "cloth" (above), with the columns global_id, velocity and body
+ *   --cloth       adds block "surfaces" (above), with the columns global_id, velocity and body
  *   --cloth-bad R rank R's last triangle points one past its cell points (tests the adaptor's refusal)
  *   --work T      busy-waits T seconds per step, standing in for the physics when measuring overhead
  *   --out DIR     the output folder handed to shard_insitu_create (what the driver passes: <output_dir>/catalyst)

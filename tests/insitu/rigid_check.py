@@ -1,5 +1,5 @@
 # script-version: 2
-# Test script for `run.sh rigid`: on every rank, checks block "rigid" of the collection and appends one line per
+# Test script for `run.sh rigid`: on every rank, checks block "frames" of the collection and appends one line per
 # call to OUT/rigid_check_<rank>.txt: "step points x0 y0 z0" (the first frame's centre; rank 0 only has points).
 # Checked: the block is there by name; rank 0's partition has one point per rigid body (RIGID_BODIES in the
 # environment), the others none; the arrays orientation (4 components, unit quaternions), velocity,
@@ -27,8 +27,8 @@ def catalyst_execute(info):
     data = shard_input.GetClientSideObject().GetOutputDataObject(0)
     where = "rank %d, step %d" % (rank, info.timestep)
     names = [data.GetMetaData(i).Get(data.NAME()) for i in range(data.GetNumberOfPartitionedDataSets())]
-    assert "rigid" in names, "%s: blocks %s" % (where, names)
-    block = data.GetPartition(names.index("rigid"), 0)
+    assert "frames" in names, "%s: blocks %s" % (where, names)
+    block = data.GetPartition(names.index("frames"), 0)
     n = block.GetNumberOfPoints()
     assert n == (want if rank == 0 else 0), "%s: %d frames, want %d" % (where, n, want if rank == 0 else 0)
     pd = block.GetPointData()

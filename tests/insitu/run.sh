@@ -24,11 +24,11 @@
 #                without Catalyst; without matplotlib (hidden from the script) one warning and only the CSV; on a
 #                scene that cannot break one warning and no files
 #   rigid        the real driver on rigid bodies (tests/io/scenes/restart_rigid.yaml) at 2 ranks with
-#                tests/insitu/rigid_check.py every 20 steps: block "rigid" has the five frames on rank 0 and none
+#                tests/insitu/rigid_check.py every 20 steps: block "frames" has the five frames on rank 0 and none
 #                elsewhere, with their arrays, the same centre as the output file, and the state hash is unchanged
 #   cloth        the stand-in's cloth (insitu_driver --cloth: the lattice's face y = 0, ghost vertices from the next
 #                rank) at 2 ranks and at 3 (4 x 4 x 2: one rank lists no triangle, one has no vertex) with
-#                tests/insitu/cloth_check.py and extracts.py every 2 steps of 0..4: block "cloth" is there by name,
+#                tests/insitu/cloth_check.py and extracts.py every 2 steps of 0..4: block "surfaces" is there by name,
 #                only triangles, GlobalIds, velocity, body and rank, the total number of triangles, each rank's
 #                points and triangles; in the extracts every cloth point is where its particle is; a triangle that
 #                points past its rank's points stops the run with exit 5 and one message; and shard itself on
@@ -221,7 +221,7 @@ rigid)
     fail "rank 1 saw: $(cat out/rigid_check_1.txt)"
   # the first frame's height at step 40 is the one the output file holds (h5dump prints a few digits)
   if command -v h5dump >/dev/null; then
-    z=$(h5dump -d /rigid/position -s "0,2" -c "1,1" plain/particles_000040.h5 2>/dev/null | sed -n 's/^ *(0,2): //p')
+    z=$(h5dump -d /frames/position -s "0,2" -c "1,1" plain/particles_000040.h5 2>/dev/null | sed -n 's/^ *(0,2): //p')
     got=$(awk '$1 == 40 { print $5 }' out/rigid_check_0.txt)
     awk -v a="$z" -v b="$got" 'BEGIN { exit !(a != "" && a > 0.04 && a - b < 1e-6 && b - a < 1e-6) }' ||
       fail "frame 0 at z = $got in Catalyst, '$z' in the output"
@@ -249,7 +249,7 @@ cloth)
   cloth_case 2 16 8 4 90 "48 60" "32 30"
   cloth_case 3 4 4 2 6 "8 6" "4 0" "0 0"
   SHARD_CATALYST_OUT=bad run bad.log 2 --cloth --cloth-bad 1 --script "$scripts/extracts.py" --steps 2
-  expect_once "triangle past the points" $? 5 "$(cat bad.log)" "shard: error: Catalyst: block \"cloth\" on rank 1:" \
+  expect_once "triangle past the points" $? 5 "$(cat bad.log)" "shard: error: Catalyst: block \"surfaces\" on rank 1:" \
     "triangle 29 of 30 has a vertex that is not one of the rank's 32 cell points"
   [ ! -e bad ] || fail "extracts written despite the bad triangle: $(ls bad)"
   # shard itself: the cloths of tests/mpi/scenes/cloth_drape.yaml (2 x 24 x 24 + 2 x 12 x 8 + 2 x 16 x 8 = 1600

@@ -12,7 +12,7 @@ Shard writes with its number of components, global ids 0..N-1, and the same valu
 Each reader runs in a forked child, so a reader that aborts is one FAIL, not the end of the check.  Also the
 XDMF 2 rules a reader relies on, checked on the text (Python's xml module), and a rendered picture of the
 last step through OpenDataFile's reader (points coloured by von Mises stress) that must not be blank.
-When the folder also holds cloth.xmf (the cells index: triangles over the particles), that is checked as with
+When the folder also holds surfaces.xmf (the cells index: triangles over the particles), that is checked as with
 --cells, which checks CELLS.xmf alone: its XDMF 2 rules (Triangle grids whose connectivity is (m, 3) rows of
 /particles, over the N_PARTICLES points, with the point attributes of particles.xmf when that is there), and
 with every reader, absolute and "./NAME": N_TIMES time steps (any number next to FILE.xmf), at the first and
@@ -441,6 +441,6 @@ check(differ > 0.005 * n, "%s: rendered %s is not blank (%d of %d pixels differ 
       % (reader.GetXMLName(), png, differ, n))
 
 # The cloth's triangles, when the run has cloth: as many files as have it, so no count is asked for.
-if os.path.isfile(os.path.join(folder, "cloth.xmf")):
-    check_cells(os.path.join(folder, "cloth.xmf"), None)
+if os.path.isfile(os.path.join(folder, "surfaces.xmf")):
+    check_cells(os.path.join(folder, "surfaces.xmf"), None)
 finish()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Cloth through checkpoints and output: (run N steps) and (run k steps, checkpoint, restart on another rank
-# count, run N - k) end with the same state hash, bit for bit (also through cloth collisions); every output file holds /cloth/triangles (the
-# two grids' 2 x (16 x 16 + 8 x 4) triangles, as rows of /particles whose global ids are the triangles'
-# vertices), cloth.xmf indexes them, and ParaView draws them (when pvpython and xvfb-run are installed).
+# count, run N - k) end with the same state hash, bit for bit (also through cloth collisions); every output
+# file holds /surfaces/triangles (the two grids' 2 x (16 x 16 + 8 x 4) triangles, as rows of /particles whose
+# global ids are the triangles' vertices), surfaces.xmf indexes them, and ParaView draws them (when pvpython
+# and xvfb-run are installed).
 # usage: restart_cloth.sh SHARD   (run in tests/io)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -27,20 +28,20 @@ h=$(shard_run 2 run --restart "$WORK/b/checkpoint_000600.h5" --steps $N --out "$
 expect_eq "restart 3 -> 2 ranks at step 600" "$h" "$ref"
 
 if command -v h5dump >/dev/null; then
-  rows=$(h5dump -A -a /cloth/triangles/count "$WORK/full/particles_001500.h5" 2>/dev/null | sed -n 's/^ *(0): //p')
-  [ -n "$rows" ] || rows=$(h5dump -H -d /cloth/triangles "$WORK/full/particles_001500.h5" 2>/dev/null |
+  rows=$(h5dump -A -a /surfaces/triangles/count "$WORK/full/particles_001500.h5" 2>/dev/null | sed -n 's/^ *(0): //p')
+  [ -n "$rows" ] || rows=$(h5dump -H -d /surfaces/triangles "$WORK/full/particles_001500.h5" 2>/dev/null |
                            sed -n 's/.*DATASPACE *SIMPLE { ( \([0-9]*\), 3 ).*/\1/p')
-  expect_eq "/cloth/triangles holds every triangle" "$rows" 576
+  expect_eq "/surfaces/triangles holds every triangle" "$rows" 576
   # every triangle's corners are rows whose global ids form a triangle of the grids: the first one of the
-  # sheet's cell (0, 0) is (0, 1, 18), so some row of /cloth/triangles maps to those ids
-  python3 - "$WORK/full/particles_001500.h5" <<'PY' && pass "/cloth/triangles rows name the grids' triangles" ||
+  # sheet's cell (0, 0) is (0, 1, 18), so some row of /surfaces/triangles maps to those ids
+  python3 - "$WORK/full/particles_001500.h5" <<'PY' && pass "/surfaces/triangles rows name the grids' triangles" ||
 import subprocess, sys
 f = sys.argv[1]
 def dump(d):
     out = subprocess.run(["h5dump", "-w", "0", "-y", "-d", d, f], capture_output=True, text=True).stdout
     body = out[out.index("DATA {") + 6:out.rindex("}")]
     return [int(v) for v in body.replace(",", " ").split() if v.lstrip("-").isdigit()]
-tri, gid = dump("/cloth/triangles"), dump("/particles/global_id")
+tri, gid = dump("/surfaces/triangles"), dump("/particles/global_id")
 tris = {tuple(sorted(gid[r] for r in tri[3 * k:3 * k + 3])) for k in range(len(tri) // 3)}
 # the sheet's 16 x 16 grid: vertex (i, j) is j * 17 + i; cell (i, j) has (v00, v10, v11) and (v00, v11, v01)
 want = set()
@@ -50,22 +51,22 @@ for j in range(16):
         want.add(tuple(sorted((a, b, c)))), want.add(tuple(sorted((a, c, d))))
 sys.exit(0 if want <= tris and len(tris) == 576 else 1)
 PY
-  fail "/cloth/triangles does not name the sheet's triangles"
+  fail "/surfaces/triangles does not name the sheet's triangles"
 fi
-grids=$(grep -c '<Grid Name="step_' "$WORK/full/cloth.xmf" 2>/dev/null)
-expect_eq "cloth.xmf lists the 6 outputs (0..1500 every 300)" "$grids" 6
-grids=$(grep -c '<Grid Name="step_' "$WORK/a/cloth.xmf" 2>/dev/null)
-expect_eq "after the 1 -> 3 restart cloth.xmf lists every output particles.xmf lists" "$grids" \
+grids=$(grep -c '<Grid Name="step_' "$WORK/full/surfaces.xmf" 2>/dev/null)
+expect_eq "surfaces.xmf lists the 6 outputs (0..1500 every 300)" "$grids" 6
+grids=$(grep -c '<Grid Name="step_' "$WORK/a/surfaces.xmf" 2>/dev/null)
+expect_eq "after the 1 -> 3 restart surfaces.xmf lists every output particles.xmf lists" "$grids" \
   "$(grep -c '<Grid Name="step_' "$WORK/a/particles.xmf" 2>/dev/null)"
-grep -q 'TopologyType="Triangle"' "$WORK/full/cloth.xmf" && pass "cloth.xmf has Triangle grids" ||
-  fail "cloth.xmf has no Triangle topology"
+grep -q 'TopologyType="Triangle"' "$WORK/full/surfaces.xmf" && pass "surfaces.xmf has Triangle grids" ||
+  fail "surfaces.xmf has no Triangle topology"
 
 if command -v pvpython >/dev/null && command -v xvfb-run >/dev/null; then
   n=$(shard_run 1 check "$scene" | sed -n 's/^Particles: \([0-9]*\),.*/\1/p')
-  xvfb-run -a -s "-screen 0 1024x768x24 -noreset" pvpython check_xdmf.py --cells "$WORK/full/cloth.xmf" "$n" 6 \
+  xvfb-run -a -s "-screen 0 1024x768x24 -noreset" pvpython check_xdmf.py --cells "$WORK/full/surfaces.xmf" "$n" 6 \
     > "$WORK/pv.log" 2>&1
-  grep -q '^all checks passed' "$WORK/pv.log" && pass "ParaView draws cloth.xmf's triangles" ||
-    { tail -20 "$WORK/pv.log"; fail "ParaView's readers on cloth.xmf"; }
+  grep -q '^all checks passed' "$WORK/pv.log" && pass "ParaView draws surfaces.xmf's triangles" ||
+    { tail -20 "$WORK/pv.log"; fail "ParaView's readers on surfaces.xmf"; }
 fi
 
 # Through collisions (proximity, continuous collisions, impact zones across ranks).
@@ -98,4 +99,4 @@ PY
     fail "the contact field differs after the restart, or is not finite, or zero"
 fi
 
-finish "cloth restarts bit-identically on another rank count and is drawn from cloth.xmf"
+finish "cloth restarts bit-identically on another rank count and is drawn from surfaces.xmf"

@@ -9,7 +9,7 @@
  * Rank 0 also loads the checkpoint through shard_checkpoint_load (full validation).  Then a cells table
  * (cloth triangles) is written into DIR/cells by shard_output_write itself, before and after the particles move
  * to the next rank and after a restart: every triangle's corners, global ids mostly of other ranks' particles,
- * must come back as rows of /particles holding those particles, and DIR/cells/cloth.xmf must list one Triangle
+ * must come back as rows of /particles holding those particles, and DIR/cells/surfaces.xmf must list one Triangle
  * grid per file with the cloth, with its own count.  Exit 0 pass, 1 fail, 77 when Shard was built without
  * HDF5. */
 #include "shard/checkpoint.h"
@@ -319,13 +319,13 @@ static void check_cloth(const char *dir, long step, int64_t n, const int64_t *tr
     SHARD_ENSURE(f >= 0);
     if (f < 0)
         return;
-    hid_t g = H5Lexists(f, "/cloth", H5P_DEFAULT) > 0 ? H5Gopen2(f, "/cloth", H5P_DEFAULT) : -1;
+    hid_t g = H5Lexists(f, "/surfaces", H5P_DEFAULT) > 0 ? H5Gopen2(f, "/surfaces", H5P_DEFAULT) : -1;
     SHARD_ENSURE(g >= 0);
     if (g >= 0) {
         SHARD_ENSURE(attr_i64(g, "count") == m);
         H5Gclose(g);
     }
-    int64_t *rows = read_all(f, "/cloth/triangles", H5T_NATIVE_INT64, 3 * 8, m);
+    int64_t *rows = read_all(f, "/surfaces/triangles", H5T_NATIVE_INT64, 3 * 8, m);
     double *pos = read_all(f, "/particles/position", H5T_NATIVE_DOUBLE, 3 * 8, n);
     int64_t *gid = read_all(f, "/particles/global_id", H5T_NATIVE_INT64, 8, n);
     int64_t *index = read_all(f, "/particles/index", H5T_NATIVE_INT64, 8, n);
@@ -391,7 +391,7 @@ static size_t make_triangles(const int64_t *gid, size_t n_owned, int64_t n, int6
 
 /* The cells table through shard_output_write into DIR/cells: step 29 without it, 30 with triangles on every
  * rank, 31 after every particle moved to the next rank (fewer triangles, none on rank 0), then a new writer
- * resumed at step 31 writes 32.  The cloth index must list 30, 31 and 32 with their own counts. */
+ * resumed at step 31 writes 32.  Its index (surfaces.xmf) must list 30, 31 and 32 with their own counts. */
 static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n, int me, int size)
 {
     char out[1100];
@@ -418,7 +418,7 @@ static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n,
     int64_t *tri = NULL;
     size_t n_tri = make_triangles(p->gid, p->n_owned, n, 1, 1, 7, -1, me, &tri);
     shard_column tc = {"triangles", SHARD_TYPE_I64, 3, tri};
-    shard_output_table tb = {.group = "cloth", .n_rows = n_tri, .n_cols = 1, .cols = &tc, .cells = 1};
+    shard_output_table tb = {.group = "surfaces", .n_rows = n_tri, .n_cols = 1, .cols = &tc, .cells = 1};
     SHARD_ENSURE(shard_output_write(o, c, 30, 0.30, p->n_owned, m, cols, 1, &tb, &err) == 0);
     count[0] = shard_comm_sum_i64(c, (int64_t)n_tri), first = shard_comm_exscan_i64(c, (int64_t)n_tri);
     SHARD_ENSURE(count[0] == n);
@@ -458,18 +458,18 @@ static void check_cells(shard_sim *s, shard_comm *c, const char *dir, int64_t n,
 
     if (me == 0) {
         char xmf[1200], pxmf[1200];
-        snprintf(xmf, sizeof xmf, "%s/cloth.xmf", out);
+        snprintf(xmf, sizeof xmf, "%s/surfaces.xmf", out);
         snprintf(pxmf, sizeof pxmf, "%s/particles.xmf", out);
         long long got[8];
         int k = xmf_triangles(xmf, got, 8);
         SHARD_ENSURE(k == 3);
         for (int j = 0; j < 3 && j < k; j++) {
             if (got[j] != count[j])
-                fprintf(stderr, "FAIL: cloth.xmf: step %ld has %lld triangles, expected %lld\n", step[j], got[j],
+                fprintf(stderr, "FAIL: surfaces.xmf: step %ld has %lld triangles, expected %lld\n", step[j], got[j],
                         (long long)count[j]);
             SHARD_ENSURE(got[j] == count[j]);
         }
-        SHARD_ENSURE(xmf_lines(xmf, "cloth/triangles</DataItem>") == 3);
+        SHARD_ENSURE(xmf_lines(xmf, "surfaces/triangles</DataItem>") == 3);
         SHARD_ENSURE(xmf_lines(xmf, "particles_000029.h5") == 0);
         /* the same point attributes as particles.xmf (which also lists step 29) */
         SHARD_ENSURE(xmf_lines(pxmf, "TopologyType=\"Polyvertex\"") == 4);

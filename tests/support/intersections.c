@@ -4,7 +4,7 @@
  * tests/validation/test_cloth_collide.c links it too (intersections.h).
  *
  *   intersections [--sphere CX CY CZ R] FILE     FILE: a Shard output file (HDF5: /particles/position,
- *                                                /particles/global_id, /cloth/triangles) or a mesh dump of
+ *                                                /particles/global_id, /surfaces/triangles) or a mesh dump of
  *                                                bullet_cloth (below)
  *   intersections --self-test                    hand-made cases with known answers; exit 0 when all pass
  * (or, built with INTERSECTIONS_LIBRARY, the function intersections_count below).
@@ -612,7 +612,7 @@ static int read_shard(const char *path, mesh *m)
     if (m->x)
         gid = h5_read(f, "/particles/global_id", H5T_NATIVE_INT64, sizeof(int64_t), 1, &nid);
     if (gid)
-        m->tri = h5_read(f, "/cloth/triangles", H5T_NATIVE_INT64, sizeof(int64_t), 3, &m->nt);
+        m->tri = h5_read(f, "/surfaces/triangles", H5T_NATIVE_INT64, sizeof(int64_t), 3, &m->nt);
     H5Fclose(f);
     if (!m->x || !gid || !m->tri)
         return 2;
@@ -620,7 +620,7 @@ static int read_shard(const char *path, mesh *m)
         fprintf(stderr, "error: %s: %lld global ids for %lld positions\n", path, (long long)nid, (long long)m->nv);
         return 2;
     }
-    /* /cloth/triangles holds rows of /particles; the global ids only say which particles they are */
+    /* /surfaces/triangles holds rows of /particles; the global ids only say which particles they are */
     int64_t gmin = m->nv ? gid[0] : 0, gmax = gmin;
     for (int64_t i = 0; i < nid; i++)
         gmin = gid[i] < gmin ? gid[i] : gmin, gmax = gid[i] > gmax ? gid[i] : gmax;

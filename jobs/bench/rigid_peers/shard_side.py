@@ -8,7 +8,7 @@ the figures of a run, with the definitions of scene.h / scene.c, so that Shard's
 scene: the same cubes (side 0.1 m, 1 kg, friction 0.5, restitution 0), layout, planes, step and number of steps
 as scene.c builds for the engine programs, as `kind: rigid` boxes sampled at SPACING (the particles ride along;
 no deformable body touches them here), `rigid: {iterations: ITERATIONS}` (the most per step; Shard stops earlier
-at its tolerance), and output every EVERY steps (the poses under /rigid).  Shard's box shape is axis-aligned, so
+at its tolerance), and output every EVERY steps (the poses under /frames).  Shard's box shape is axis-aligned, so
 the pour must have TILT = 0 (a SPIN replaces the tilt).
 
 figures: reads OUTDIR's output files and Shard's end report LOG and prints the engines' key=value lines and CSV
@@ -224,7 +224,7 @@ def figures(s, log):
 
     def load(path):
         with h5py.File(path, "r") as f:
-            g = f["rigid"]
+            g = f["frames"]
             order = np.argsort(g["body"][...])
             data = {k: g[k][...][order] for k in ("position", "orientation", "velocity", "angular_velocity")}
         if len(data["position"]) != s.count:
