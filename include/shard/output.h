@@ -55,7 +55,8 @@
 #include "shard/fields.h"
 #include "shard/interval.h"
 
-#define SHARD_OUTPUT_FORMAT_VERSION 2
+/* 3: the groups of frames and surfaces named for what they hold (/frames, /surfaces; were /rigid, /cloth) */
+#define SHARD_OUTPUT_FORMAT_VERSION 3
 
 typedef struct shard_output shard_output;
 
