@@ -1,13 +1,12 @@
 /* Scene parser: YAML text to shard_scene, with every check that needs nothing but the text.
  *
- * The reading is split in three files.  scene_keys.c owns the YAML tree and the key-table engine (each section
+ * The reading is split in four files.  scene_keys.c owns the YAML tree and the key-table engine (each section
  * of the scene is a table of rows giving the key, its type, where it lands in the C struct, its range and its
- * default; scene_keys.h).  scene_bodies.c owns the sections of what the scene holds: shapes, materials, bodies
- * and obstacles.  This file owns the sections of the run (run, output, checkpoint, relax, fragments, balance,
- * catalyst), the top-level table, and the entry points.  The kinds of matter own their keys (matter.h,
- * shard_matter_keys): their bodies' keys are read with the common ones (scene_bodies.c), their top-level
- * sections here, each beside the top-level table.
- */
+ * default; scene_keys.h).  scene_bodies.c and scene_materials.c own the sections of what the scene holds:
+ * shapes, bodies and obstacles; materials.  This file owns the sections of the run (run, output, checkpoint,
+ * relax, fragments, balance, catalyst), the top-level table, and the entry points.  The kinds of matter own their
+ * keys (matter.h, shard_matter_keys): their bodies' keys are read with the common ones (scene_bodies.c), their
+ * top-level sections here, each beside the top-level table. */
 #include "shard/scene.h"
 
 #include "scene_bodies.h"
@@ -24,46 +23,53 @@
  * ------------------------------------------------------------------------------------------------------------ */
 
 static const shard_scene_field run_rows[] = {
-    {.key = "gravity", .kind = FK_VEC3, .offset = offsetof(shard_run_def, gravity), .def = {0, 0, -9.81}},
+    {.key = "gravity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_run_def, gravity), .def = {0, 0, -9.81}},
     {.key = "steps",
-     .kind = FK_INT,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_INT,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_run_def, steps),
-     .loc_offset = OFF1(shard_run_def, steps_loc),
-     .r = GT(0)},
+     .loc_offset = SHARD_KEY_OFF1(shard_run_def, steps_loc),
+     .r = SHARD_KEY_GT(0)},
     {.key = "end_time",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_run_def, end_time),
-     .loc_offset = OFF1(shard_run_def, end_time_loc),
-     .r = GT(0)},
+     .loc_offset = SHARD_KEY_OFF1(shard_run_def, end_time_loc),
+     .r = SHARD_KEY_GT(0)},
     {.key = "dt",
-     .kind = FK_NUMBER,
-     .flags = F_AUTO,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_AUTO,
      .offset = offsetof(shard_run_def, dt),
-     .loc_offset = OFF1(shard_run_def, dt_loc),
-     .r = GT(0)},
+     .loc_offset = SHARD_KEY_OFF1(shard_run_def, dt_loc),
+     .r = SHARD_KEY_GT(0)},
     {.key = "dt_safety",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_run_def, dt_safety),
-     .r = IN('(', 0, 1, ']'),
+     .r = SHARD_KEY_IN('(', 0, 1, ']'),
      .def = {0.4}},
-    {.key = "diagnostics_every", .kind = FK_INT, .offset = offsetof(shard_run_def, diagnostics_every), .r = GE(0)},
+    {.key = "diagnostics_every",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_run_def, diagnostics_every),
+     .r = SHARD_KEY_GE(0)},
     {.key = "output_dir",
-     .kind = FK_STRING,
+     .kind = SHARD_KEY_STRING,
      .offset = offsetof(shard_run_def, output_dir),
      .size = SHARD_PATH_MAX,
      .def_str = "shard-out"},
-    {.key = "skin", .kind = FK_NUMBER, .offset = offsetof(shard_run_def, skin), .r = GT(0), .def = {0.5}},
+    {.key = "skin",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_run_def, skin),
+     .r = SHARD_KEY_GT(0),
+     .def = {0.5}},
     {.key = "svd_threshold",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_run_def, svd_threshold),
-     .r = IN('(', 0, 1, ')'),
+     .r = SHARD_KEY_IN('(', 0, 1, ')'),
      .def = {1e-3}},
 };
-static const shard_scene_section run_section = SECTION(run_rows, 0, NULL);
+static const shard_scene_section run_section = SHARD_KEY_SECTION(run_rows, 0, NULL);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Output and checkpoints
@@ -76,17 +82,17 @@ static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene
 {
     unsigned *mask = target;
     char what[80];
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of field names, got %s",
                                 shard_scene_describe(what, n));
     *mask = SHARD_OUT_ALWAYS;
     unsigned given = 0;
     for (size_t i = 0; i < n->n; i++) {
         const shard_scene_node *k = n->kids[i];
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, i);
         const shard_scene *sc = c->user;
-        int f = k->type == YN_SCALAR && !shard_scene_is_null(k) ? shard_output_find(sc, k->text) : -1;
+        int f = k->type == SHARD_YAML_SCALAR && !shard_scene_is_null(k) ? shard_output_find(sc, k->text) : -1;
         if (f < 0) {
             char allowed[512] = "";
             size_t used = 0;
@@ -105,42 +111,46 @@ static int shard_scene_parse_output_fields(shard_scene_ctx *c, const shard_scene
 
 static const shard_scene_field output_rows[] = {
     {.key = "every",
-     .kind = FK_INT,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_INT,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_output_def, interval.every),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
     {.key = "every_time",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_output_def, interval.every_time),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
     {.key = "fields",
-     .kind = FK_CUSTOM,
+     .kind = SHARD_KEY_CUSTOM,
      .offset = offsetof(shard_output_def, fields),
      .parse = shard_scene_parse_output_fields},
-    {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_output_def, dir), .size = SHARD_PATH_MAX},
+    {.key = "dir", .kind = SHARD_KEY_STRING, .offset = offsetof(shard_output_def, dir), .size = SHARD_PATH_MAX},
 };
-static const shard_scene_section output_section = SECTION(output_rows, 0, NULL);
+static const shard_scene_section output_section = SHARD_KEY_SECTION(output_rows, 0, NULL);
 
 static const shard_scene_field checkpoint_rows[] = {
     {.key = "every",
-     .kind = FK_INT,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_INT,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_checkpoint_def, interval.every),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
     {.key = "every_time",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .offset = offsetof(shard_checkpoint_def, interval.every_time),
-     .r = GT(0)},
-    {.key = "keep", .kind = FK_INT, .offset = offsetof(shard_checkpoint_def, keep), .r = GE(1), .def = {2}},
-    {.key = "dir", .kind = FK_STRING, .offset = offsetof(shard_checkpoint_def, dir), .size = SHARD_PATH_MAX},
+     .r = SHARD_KEY_GT(0)},
+    {.key = "keep",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_checkpoint_def, keep),
+     .r = SHARD_KEY_GE(1),
+     .def = {2}},
+    {.key = "dir", .kind = SHARD_KEY_STRING, .offset = offsetof(shard_checkpoint_def, dir), .size = SHARD_PATH_MAX},
 };
-static const shard_scene_section checkpoint_section = SECTION(checkpoint_rows, 0, NULL);
+static const shard_scene_section checkpoint_section = SHARD_KEY_SECTION(checkpoint_rows, 0, NULL);
 
 /* The sections are optional; giving one switches the feature on. */
 static int shard_scene_parse_output(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
@@ -160,27 +170,28 @@ static int shard_scene_parse_checkpoint(shard_scene_ctx *c, const shard_scene_no
     return shard_scene_parse_section(c, n, path, &checkpoint_section, o);
 }
 
-static int shard_scene_parse_relax_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_RELAX_DYNAMIC] = "dynamic", [SHARD_RELAX_CG] = "cg"};
-    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_relax_def *)target)->method);
-}
-
 static const shard_scene_field relax_rows[] = {
     {.key = "tolerance",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_relax_def, tolerance),
-     .r = IN('(', 0, 1, ')'),
+     .r = SHARD_KEY_IN('(', 0, 1, ')'),
      .def = {1e-4}},
-    {.key = "max_steps", .kind = FK_INT, .offset = offsetof(shard_relax_def, max_steps), .r = GT(0), .def = {100000}},
+    {.key = "max_steps",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_relax_def, max_steps),
+     .r = SHARD_KEY_GT(0),
+     .def = {100000}},
     {.key = "dt_safety",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_relax_def, dt_safety),
-     .r = IN('(', 0, 1, ']'),
+     .r = SHARD_KEY_IN('(', 0, 1, ']'),
      .def = {0.9}},
-    {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_relax_method},
+    {.key = "method",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_relax_def, method),
+     SHARD_KEY_CHOICES([SHARD_RELAX_DYNAMIC] = "dynamic", [SHARD_RELAX_CG] = "cg")},
 };
-static const shard_scene_section relax_section = SECTION(relax_rows, 0, NULL);
+static const shard_scene_section relax_section = SHARD_KEY_SECTION(relax_rows, 0, NULL);
 
 static int shard_scene_parse_relax(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -191,9 +202,13 @@ static int shard_scene_parse_relax(shard_scene_ctx *c, const shard_scene_node *n
 }
 
 static const shard_scene_field fragments_rows[] = {
-    {.key = "fit_min", .kind = FK_INT, .offset = offsetof(shard_fragments_def, fit_min), .r = GE(1), .def = {3}},
+    {.key = "fit_min",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_fragments_def, fit_min),
+     .r = SHARD_KEY_GE(1),
+     .def = {3}},
 };
-static const shard_scene_section fragments_section = SECTION(fragments_rows, 0, NULL);
+static const shard_scene_section fragments_section = SHARD_KEY_SECTION(fragments_rows, 0, NULL);
 
 static int shard_scene_parse_fragments(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -202,29 +217,29 @@ static int shard_scene_parse_fragments(shard_scene_ctx *c, const shard_scene_nod
     return shard_scene_parse_section(c, n, path, &fragments_section, o);
 }
 
-static int shard_scene_parse_balance_method(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
-                                            void *target)
-{
-    static const char *const names[] = {
-        [SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc", [SHARD_BALANCE_GRAPH] = "graph"};
-    return shard_scene_parse_choice(c, n, path, names, 3, &((shard_balance_def *)target)->method);
-}
-
-static int shard_scene_parse_balance_cost(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_BALANCE_COST_TIME] = "time", [SHARD_BALANCE_COST_COUNTS] = "counts"};
-    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_balance_def *)target)->cost);
-}
-
 static const shard_scene_field balance_rows[] = {
-    {.key = "every", .kind = FK_INT, .offset = offsetof(shard_balance_def, every), .r = GE(1), .def = {100}},
-    {.key = "threshold", .kind = FK_NUMBER, .offset = offsetof(shard_balance_def, threshold), .r = GE(1), .def = {1.1}},
-    {.key = "method", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_method},
-    {.key = "cost", .kind = FK_CUSTOM, .parse = shard_scene_parse_balance_cost},
+    {.key = "every",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_balance_def, every),
+     .r = SHARD_KEY_GE(1),
+     .def = {100}},
+    {.key = "threshold",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_balance_def, threshold),
+     .r = SHARD_KEY_GE(1),
+     .def = {1.1}},
+    {.key = "method",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_balance_def, method),
+     SHARD_KEY_CHOICES([SHARD_BALANCE_RCB] = "rcb", [SHARD_BALANCE_HSFC] = "hsfc", [SHARD_BALANCE_GRAPH] = "graph")},
+    {.key = "cost",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_balance_def, cost),
+     SHARD_KEY_CHOICES([SHARD_BALANCE_COST_TIME] = "time", [SHARD_BALANCE_COST_COUNTS] = "counts")},
     {.key = "ghost_growth",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_balance_def, ghost_growth),
-     .r = GE(0),
+     .r = SHARD_KEY_GE(0),
      .def = {2.0}},
 };
 /* ghost_growth: 0 (never) or a factor >= 1 (a factor below 1 would repartition at every check). */
@@ -232,14 +247,14 @@ static int shard_scene_check_balance(shard_scene_ctx *c, const shard_scene_node 
 {
     const shard_balance_def *b = base;
     if (b->ghost_growth > 0.0 && b->ghost_growth < 1.0) {
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_child_path(sub, path, "ghost_growth");
         return shard_scene_fail(c, shard_scene_map_get(node, "ghost_growth", NULL), sub,
                                 "must be 0 (never) or >= 1, got %g", b->ghost_growth);
     }
     return 0;
 }
-static const shard_scene_section balance_section = SECTION(balance_rows, 0, shard_scene_check_balance);
+static const shard_scene_section balance_section = SHARD_KEY_SECTION(balance_rows, 0, shard_scene_check_balance);
 
 static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -253,20 +268,24 @@ static int shard_scene_parse_balance(shard_scene_ctx *c, const shard_scene_node 
 static int shard_scene_check_catalyst(shard_scene_ctx *c, const shard_scene_node *node, const char *path, void *base)
 {
     shard_catalyst_def *d = base;
-    char sub[KEY_MAX];
+    char sub[SHARD_KEY_PATH_MAX];
     shard_scene_child_path(sub, path, "script");
     return shard_scene_resolve_path(c, shard_scene_map_get(node, "script", NULL), sub, d->script);
 }
 
 static const shard_scene_field catalyst_rows[] = {
     {.key = "script",
-     .kind = FK_STRING,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_STRING,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_catalyst_def, script),
      .size = SHARD_PATH_MAX},
-    {.key = "every", .kind = FK_INT, .offset = offsetof(shard_catalyst_def, every), .r = GE(1), .def = {1}},
+    {.key = "every",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_catalyst_def, every),
+     .r = SHARD_KEY_GE(1),
+     .def = {1}},
 };
-static const shard_scene_section catalyst_section = SECTION(catalyst_rows, 0, shard_scene_check_catalyst);
+static const shard_scene_section catalyst_section = SHARD_KEY_SECTION(catalyst_rows, 0, shard_scene_check_catalyst);
 
 static int shard_scene_parse_catalyst(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -274,19 +293,19 @@ static int shard_scene_parse_catalyst(shard_scene_ctx *c, const shard_scene_node
     char what[80];
     if (shard_scene_is_null(n))
         return 0;
-    if (n->type == YN_MAP) {
+    if (n->type == SHARD_YAML_MAP) {
         shard_catalyst_def *d = &s->catalyst[s->n_catalyst++];
         shard_scene_make_loc(&d->loc, n, path);
         return shard_scene_parse_section(c, n, path, &catalyst_section, d);
     }
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected {script: FILE, every: N} or a sequence of them, got %s",
                                 shard_scene_describe(what, n));
     if (n->n > SHARD_CATALYST_MAX)
         return shard_scene_fail(c, n, path, "at most %d scripts, got %zu", SHARD_CATALYST_MAX, n->n);
     for (size_t i = 0; i < n->n; i++) {
         shard_catalyst_def *d = &s->catalyst[s->n_catalyst++];
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, i);
         shard_scene_make_loc(&d->loc, n->kids[i], sub);
         int rc = shard_scene_parse_section(c, n->kids[i], sub, &catalyst_section, d);
@@ -298,24 +317,37 @@ static int shard_scene_parse_catalyst(shard_scene_ctx *c, const shard_scene_node
 
 /* Table order is processing order: materials must exist before bodies name them. */
 static const shard_scene_field top_rows[] = {
-    {.key = "run", .kind = FK_MAP, .flags = F_REQUIRED, .offset = offsetof(shard_scene, run), .sub = &run_section},
-    {.key = "materials", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_materials},
-    {.key = "bodies", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_bodies},
-    {.key = "obstacles", .kind = FK_CUSTOM, .parse = shard_scene_parse_obstacles},
-    {.key = "output", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, output), .parse = shard_scene_parse_output},
+    {.key = "run",
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_scene, run),
+     .sub = &run_section},
+    {.key = "materials", .kind = SHARD_KEY_CUSTOM, .flags = SHARD_KEY_REQUIRED, .parse = shard_scene_parse_materials},
+    {.key = "bodies", .kind = SHARD_KEY_CUSTOM, .flags = SHARD_KEY_REQUIRED, .parse = shard_scene_parse_bodies},
+    {.key = "obstacles", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_obstacles},
+    {.key = "output",
+     .kind = SHARD_KEY_CUSTOM,
+     .offset = offsetof(shard_scene, output),
+     .parse = shard_scene_parse_output},
     {.key = "checkpoint",
-     .kind = FK_CUSTOM,
+     .kind = SHARD_KEY_CUSTOM,
      .offset = offsetof(shard_scene, checkpoint),
      .parse = shard_scene_parse_checkpoint},
-    {.key = "catalyst", .kind = FK_CUSTOM, .parse = shard_scene_parse_catalyst},
-    {.key = "relax", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, relax), .parse = shard_scene_parse_relax},
+    {.key = "catalyst", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_catalyst},
+    {.key = "relax",
+     .kind = SHARD_KEY_CUSTOM,
+     .offset = offsetof(shard_scene, relax),
+     .parse = shard_scene_parse_relax},
     {.key = "fragments",
-     .kind = FK_CUSTOM,
+     .kind = SHARD_KEY_CUSTOM,
      .offset = offsetof(shard_scene, fragments),
      .parse = shard_scene_parse_fragments},
-    {.key = "balance", .kind = FK_CUSTOM, .offset = offsetof(shard_scene, balance), .parse = shard_scene_parse_balance},
+    {.key = "balance",
+     .kind = SHARD_KEY_CUSTOM,
+     .offset = offsetof(shard_scene, balance),
+     .parse = shard_scene_parse_balance},
 };
-static const shard_scene_section top_section = SECTION(top_rows, 0, NULL);
+static const shard_scene_section top_section = SHARD_KEY_SECTION(top_rows, 0, NULL);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Public entry points
@@ -378,7 +410,7 @@ static int shard_scene_parse_top(shard_scene_ctx *c, const shard_scene_node *roo
         if (!mk || !mk->section)
             continue;
         scene->sections[k] = shard_calloc(1, mk->section_bytes);
-        rows[n - 1] = (shard_scene_field){.key = mk->section, .kind = FK_MAP, .sub = mk->scene_keys};
+        rows[n - 1] = (shard_scene_field){.key = mk->section, .kind = SHARD_KEY_MAP, .sub = mk->scene_keys};
         secs[n - 1] = (shard_scene_section){.fields = &rows[n - 1], .n = 1};
         parts[n] = (shard_scene_part){.sec = &secs[n - 1], .base = scene->sections[k]};
         n++;
@@ -418,10 +450,10 @@ int shard_scene_parse_with(const char *path, const char *text, size_t len, const
     if (!rc) {
         const shard_scene_node *root = tree.root;
         char what[80];
-        if (!root || (root->type == YN_SCALAR && shard_scene_is_null(root)))
+        if (!root || (root->type == SHARD_YAML_SCALAR && shard_scene_is_null(root)))
             rc = shard_scene_fail(&ctx, root, "",
                                   "the file is empty (expected a mapping with keys run, materials, bodies)");
-        else if (root->type != YN_MAP)
+        else if (root->type != SHARD_YAML_MAP)
             rc = shard_scene_fail(&ctx, root, "",
                                   "expected a mapping with keys run, materials, bodies at the top level, got %s",
                                   shard_scene_describe(what, root));

@@ -1,7 +1,7 @@
 /* Scene bodies: the sections of a scene that say what is in it, read with the key-table engine (scene_keys.h):
  * the shapes of bodies and regions (with the checks of analytic shapes and a mesh's file name resolved against
- * the scene's folder), materials, bodies with their constraints, notches and tractions, and obstacles.  Meshes are
- * read by io (mesh_io.h) and sampled by sample.h.
+ * the scene's folder), bodies with their constraints, notches and tractions, and obstacles (materials:
+ * scene_materials.c).  Meshes are read by io (mesh_io.h) and sampled by sample.h.
  */
 #include "scene_bodies.h"
 
@@ -23,7 +23,7 @@ static int shard_scene_check_box_corners(shard_scene_ctx *c, const shard_scene_n
     static const char axis[] = "xyz";
     for (int d = 0; d < 3; d++)
         if (!(min[d] < max[d])) {
-            char sub[KEY_MAX], a[32], b[32];
+            char sub[SHARD_KEY_PATH_MAX], a[32], b[32];
             shard_scene_child_path(sub, path, "max");
             return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
                                     "must be greater than min in every component, got %c: max %s <= min %s", axis[d],
@@ -42,7 +42,7 @@ static int shard_scene_check_cylinder(shard_scene_ctx *c, const shard_scene_node
 {
     const shard_shape *s = base;
     if (s->p0[0] == s->p1[0] && s->p0[1] == s->p1[1] && s->p0[2] == s->p1[2]) {
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_child_path(sub, path, "p1");
         return shard_scene_fail(c, shard_scene_map_get(node, "p1", NULL), sub,
                                 "must differ from p0 (the cylinder has no axis)");
@@ -57,39 +57,51 @@ static int shard_scene_check_mesh(shard_scene_ctx *c, const shard_scene_node *no
 }
 
 static const shard_scene_field box_rows[] = {
-    {.key = "min", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, min)},
-    {.key = "max", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, max)},
+    {.key = "min", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, min)},
+    {.key = "max", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, max)},
 };
 static const shard_scene_field sphere_rows[] = {
-    {.key = "center", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, center)},
-    {.key = "radius", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_shape, radius), .r = GT(0)},
+    {.key = "center", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, center)},
+    {.key = "radius",
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_shape, radius),
+     .r = SHARD_KEY_GT(0)},
 };
 static const shard_scene_field cylinder_rows[] = {
-    {.key = "p0", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, p0)},
-    {.key = "p1", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, p1)},
-    {.key = "radius", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_shape, radius), .r = GT(0)},
+    {.key = "p0", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, p0)},
+    {.key = "p1", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, p1)},
+    {.key = "radius",
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_shape, radius),
+     .r = SHARD_KEY_GT(0)},
 };
 static const shard_scene_field mesh_rows[] = {
     {.key = "file",
-     .kind = FK_STRING,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_STRING,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_shape, file),
      .size = SHARD_PATH_MAX,
-     .loc_offset = OFF1(shard_shape, file_loc)},
-    {.key = "scale", .kind = FK_NUMBER, .offset = offsetof(shard_shape, scale), .r = GT(0), .def = {1}},
-    {.key = "translate", .kind = FK_VEC3, .offset = offsetof(shard_shape, translate)},
+     .loc_offset = SHARD_KEY_OFF1(shard_shape, file_loc)},
+    {.key = "scale",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_shape, scale),
+     .r = SHARD_KEY_GT(0),
+     .def = {1}},
+    {.key = "translate", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_shape, translate)},
 };
 /* divisions: [n_u, n_v], integers >= 1. */
 static int shard_scene_parse_divisions(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
     long *d = target;
     char what[80];
-    if (n->type != YN_SEQ || n->n != 2)
+    if (n->type != SHARD_YAML_SEQ || n->n != 2)
         return shard_scene_fail(c, n, path, "expected [n_u, n_v], two integers >= 1, got %s",
                                 shard_scene_describe(what, n));
     for (int k = 0; k < 2; k++) {
         double v;
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, (size_t)k);
         int rc = shard_scene_get_number(c, n->kids[k], sub, false, &v, NULL);
         if (rc)
@@ -110,7 +122,7 @@ static int shard_scene_check_grid(shard_scene_ctx *c, const shard_scene_node *no
     double area = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     double lu = sqrt(s->u[0] * s->u[0] + s->u[1] * s->u[1] + s->u[2] * s->u[2]);
     double lv = sqrt(s->v[0] * s->v[0] + s->v[1] * s->v[1] + s->v[2] * s->v[2]);
-    char sub[KEY_MAX];
+    char sub[SHARD_KEY_PATH_MAX];
     /* A parallelogram whose angle is below 1e-6 rad has triangles too thin to carry a membrane. */
     if (!(area > 1e-6 * lu * lv) || !isfinite(area)) {
         shard_scene_child_path(sub, path, lu > 0.0 ? "v" : "u");
@@ -122,39 +134,54 @@ static int shard_scene_check_grid(shard_scene_ctx *c, const shard_scene_node *no
 }
 
 static const shard_scene_field grid_rows[] = {
-    {.key = "corner", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, p0)},
-    {.key = "u", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, u)},
-    {.key = "v", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_shape, v)},
+    {.key = "corner", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, p0)},
+    {.key = "u", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, u)},
+    {.key = "v", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_shape, v)},
     {.key = "divisions",
-     .kind = FK_CUSTOM,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_CUSTOM,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_shape, divisions),
      .parse = shard_scene_parse_divisions},
 };
-static const shard_scene_section grid_section = SECTION(grid_rows, 0, shard_scene_check_grid);
-static const shard_scene_section box_section = SECTION(box_rows, 0, shard_scene_check_shape_box);
-static const shard_scene_section sphere_section = SECTION(sphere_rows, 0, NULL);
-static const shard_scene_section cylinder_section = SECTION(cylinder_rows, 0, shard_scene_check_cylinder);
-static const shard_scene_section mesh_section = SECTION(mesh_rows, 0, shard_scene_check_mesh);
+static const shard_scene_section grid_section = SHARD_KEY_SECTION(grid_rows, 0, shard_scene_check_grid);
+static const shard_scene_section box_section = SHARD_KEY_SECTION(box_rows, 0, shard_scene_check_shape_box);
+static const shard_scene_section sphere_section = SHARD_KEY_SECTION(sphere_rows, 0, NULL);
+static const shard_scene_section cylinder_section = SHARD_KEY_SECTION(cylinder_rows, 0, shard_scene_check_cylinder);
+static const shard_scene_section mesh_section = SHARD_KEY_SECTION(mesh_rows, 0, shard_scene_check_mesh);
 
 static const shard_scene_field shape_rows[] = {
-    {.key = "box", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &box_section, .variant = SHARD_SHAPE_BOX},
+    {.key = "box",
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
+     .group = 1,
+     .sub = &box_section,
+     .variant = SHARD_SHAPE_BOX},
     {.key = "sphere",
-     .kind = FK_MAP,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .sub = &sphere_section,
      .variant = SHARD_SHAPE_SPHERE},
     {.key = "cylinder",
-     .kind = FK_MAP,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .sub = &cylinder_section,
      .variant = SHARD_SHAPE_CYLINDER},
-    {.key = "mesh", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &mesh_section, .variant = SHARD_SHAPE_MESH},
-    {.key = "grid", .kind = FK_MAP, .flags = F_REQUIRED, .group = 1, .sub = &grid_section, .variant = SHARD_SHAPE_GRID},
+    {.key = "mesh",
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
+     .group = 1,
+     .sub = &mesh_section,
+     .variant = SHARD_SHAPE_MESH},
+    {.key = "grid",
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
+     .group = 1,
+     .sub = &grid_section,
+     .variant = SHARD_SHAPE_GRID},
 };
-static const shard_scene_section shape_section = SECTION(shape_rows, OFF1(shard_shape, kind), NULL);
+static const shard_scene_section shape_section = SHARD_KEY_SECTION(shape_rows, SHARD_KEY_OFF1(shard_shape, kind), NULL);
 
 static int shard_scene_parse_shape(shard_scene_ctx *c, const shard_scene_node *n, const char *path, shard_shape *s,
                                    bool allow_mesh)
@@ -168,7 +195,7 @@ static int shard_scene_parse_shape(shard_scene_ctx *c, const shard_scene_node *n
     if (!allow_mesh && (s->kind == SHARD_SHAPE_MESH || s->kind == SHARD_SHAPE_GRID)) {
         const char *what = s->kind == SHARD_SHAPE_MESH ? "mesh" : "grid";
         const shard_scene_node *key = NULL;
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         (void)shard_scene_map_get(n, what, &key);
         shard_scene_child_path(sub, path, what);
         return shard_scene_fail(c, key, sub, "a region must be a box, sphere or cylinder, not a %s", what);
@@ -187,140 +214,6 @@ static int shard_scene_parse_region(shard_scene_ctx *c, const shard_scene_node *
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * Materials
- * ------------------------------------------------------------------------------------------------------------ */
-
-static const shard_scene_field plasticity_rows[] = {
-    {.key = "yield", .kind = FK_NUMBER, .offset = offsetof(shard_material, yield), .r = GE(0)},
-    {.key = "creep", .kind = FK_NUMBER, .offset = offsetof(shard_material, creep), .r = GE(0)},
-    {.key = "max", .kind = FK_NUMBER, .offset = offsetof(shard_material, max_plastic), .r = GE(0)},
-};
-static const shard_scene_section plasticity_section = SECTION(plasticity_rows, 0, NULL);
-
-static int shard_scene_parse_surface(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_SURFACE_PARTICLES] = "particles", [SHARD_SURFACE_SMOOTH] = "smooth"};
-    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_material *)target)->contact_surface);
-}
-
-static const shard_scene_field contact_rows[] = {
-    {.key = "stiffness",
-     .kind = FK_NUMBER,
-     .flags = F_AUTO,
-     .offset = offsetof(shard_material, contact_stiffness),
-     .r = GT(0)},
-    {.key = "damping",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_material, contact_damping),
-     .r = IN('[', 0, 1, ']'),
-     .def = {0.1}},
-    {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_material, friction), .r = GE(0), .def = {0.5}},
-    {.key = "restitution", .kind = FK_NUMBER, .offset = offsetof(shard_material, restitution), .r = IN('[', 0, 1, ']')},
-    {.key = "surface", .kind = FK_CUSTOM, .parse = shard_scene_parse_surface},
-};
-static const shard_scene_section contact_section = SECTION(contact_rows, 0, NULL);
-
-/* fracture: exactly one criterion, and an optional Weibull scatter of the thresholds (fracture.h). */
-static const shard_scene_field fracture_rows[] = {
-    {.key = "critical_stretch",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
-     .group = 1,
-     .offset = offsetof(shard_fracture_def, value),
-     .r = GT(0),
-     .variant = SHARD_FRACTURE_STRETCH},
-    {.key = "energy_release_rate",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
-     .group = 1,
-     .offset = offsetof(shard_fracture_def, value),
-     .r = GT(0),
-     .variant = SHARD_FRACTURE_ENERGY},
-    {.key = "tensile_strength",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
-     .group = 1,
-     .offset = offsetof(shard_fracture_def, value),
-     .r = GT(0),
-     .variant = SHARD_FRACTURE_RANKINE},
-    {.key = "weibull_modulus", .kind = FK_NUMBER, .offset = offsetof(shard_fracture_def, weibull_modulus), .r = GE(0)},
-    {.key = "weibull_seed", .kind = FK_INT, .offset = offsetof(shard_fracture_def, weibull_seed), .r = GE(0)},
-};
-static const shard_scene_section fracture_section = SECTION(fracture_rows, OFF1(shard_fracture_def, criterion), NULL);
-
-static int shard_scene_parse_fracture(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    shard_fracture_def *f = target;
-    shard_scene_make_loc(&f->loc, n, path);
-    return shard_scene_parse_section(c, n, path, &fracture_section, f);
-}
-
-static const shard_scene_field material_rows[] = {
-    {.key = "density", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, density), .r = GT(0)},
-    {.key = "E", .kind = FK_NUMBER, .flags = F_REQUIRED, .offset = offsetof(shard_material, E), .r = GT(0)},
-    {.key = "nu",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
-     .offset = offsetof(shard_material, nu),
-     .r = IN('(', -1, 0.5, ')')},
-    {.key = "volume_stiffness", .kind = FK_NUMBER, .offset = offsetof(shard_material, volume_stiffness), .r = GE(0)},
-    {.key = "volume_barrier",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_material, volume_barrier),
-     .r = GE(0),
-     .def = {1.0}},
-    {.key = "stabilization",
-     .kind = FK_NUMBER,
-     .offset = offsetof(shard_material, stabilization),
-     .r = IN('[', 0, 1, ']'),
-     .def = {0.0},
-     .loc_offset = OFF1(shard_material, stabilization_loc)},
-    {.key = "damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, damping), .r = GE(0)},
-    {.key = "mass_damping", .kind = FK_NUMBER, .offset = offsetof(shard_material, mass_damping), .r = GE(0)},
-    {.key = "plasticity", .kind = FK_MAP, .sub = &plasticity_section},
-    {.key = "contact", .kind = FK_MAP, .sub = &contact_section},
-    {.key = "fracture",
-     .kind = FK_CUSTOM,
-     .offset = offsetof(shard_material, fracture),
-     .parse = shard_scene_parse_fracture},
-};
-static const shard_scene_section material_section = SECTION(material_rows, 0, NULL);
-
-int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    shard_scene *s = target;
-    char what[80];
-    if (n->type != YN_MAP)
-        return shard_scene_fail(c, n, path, "expected a mapping of material names to materials, got %s",
-                                shard_scene_describe(what, n));
-    if (n->n == 0)
-        return shard_scene_fail(c, n, path, "at least one material is required");
-    s->materials = shard_calloc(n->n / 2 + 1, sizeof *s->materials);
-    for (size_t i = 0; i + 1 < n->n; i += 2) {
-        const shard_scene_node *k = n->kids[i], *v = n->kids[i + 1];
-        if (k->type != YN_SCALAR || shard_scene_is_null(k))
-            return shard_scene_fail(c, k, path, "material names must be words, got %s", shard_scene_describe(what, k));
-        char sub[KEY_MAX];
-        shard_scene_child_path(sub, path, k->text);
-        if (k->len >= SHARD_NAME_MAX || strlen(k->text) != k->len)
-            return shard_scene_fail(c, k, sub, "material name must be at most %d characters", SHARD_NAME_MAX - 1);
-        for (int j = 0; j < s->n_materials; j++)
-            if (strcmp(s->materials[j].name, k->text) == 0)
-                return shard_scene_fail(c, k, sub, "duplicate material (first defined at line %d)",
-                                        s->materials[j].loc.line);
-        shard_material *m = &s->materials[s->n_materials++];
-        memcpy(m->name, k->text, k->len + 1);
-        shard_scene_make_loc(&m->loc, v, sub);
-        int rc = shard_scene_parse_section(c, v, sub, &material_section, m);
-        if (rc)
-            return rc;
-        if (m->stabilization_loc.line == 0 && m->fracture.criterion != SHARD_FRACTURE_NONE)
-            m->stabilization = SHARD_FRACTURE_STABILIZATION;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------------------------------------------------------
  * Bodies
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -330,7 +223,7 @@ static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene
     shard_body_def *b = target;
     const shard_scene *s = c->user;
     char what[80];
-    if (n->type != YN_SCALAR || shard_scene_is_null(n))
+    if (n->type != SHARD_YAML_SCALAR || shard_scene_is_null(n))
         return shard_scene_fail(c, n, path, "expected a material name, got %s", shard_scene_describe(what, n));
     for (int i = 0; i < s->n_materials; i++)
         if (strcmp(s->materials[i].name, n->text) == 0) {
@@ -342,12 +235,6 @@ static int shard_scene_parse_body_material(shard_scene_ctx *c, const shard_scene
     for (int i = 0; i < s->n_materials; i++)
         shard_list_append(defined, sizeof defined, &used, s->materials[i].name);
     return shard_scene_fail(c, n, path, "unknown material %s (defined: %s)", shard_scene_describe(what, n), defined);
-}
-
-static int shard_scene_parse_sampling(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface"};
-    return shard_scene_parse_choice(c, n, path, names, 2, &((shard_body_def *)target)->sampling);
 }
 
 static shard_constraint *shard_scene_add_constraints(shard_body_def *b, size_t more)
@@ -370,7 +257,7 @@ static int shard_scene_parse_constraints(shard_scene_ctx *c, const shard_scene_n
     shard_scene_add_constraints(b, n->n);
     for (size_t k = 0; k < n->n; k++) {
         shard_constraint *con = &b->constraints[b->n_constraints++];
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, k);
         shard_scene_make_loc(&con->loc, n->kids[k], sub);
         if ((rc = item(c, n->kids[k], sub, con)))
@@ -392,17 +279,20 @@ static int shard_scene_parse_fixed(shard_scene_ctx *c, const shard_scene_node *n
 
 static const shard_scene_field prescribed_rows[] = {
     {.key = "region",
-     .kind = FK_CUSTOM,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_CUSTOM,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_constraint, region),
      .parse = shard_scene_parse_region},
-    {.key = "velocity", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_constraint, velocity)},
-    {.key = "spin", .kind = FK_VEC3, .offset = offsetof(shard_constraint, spin)},
-    {.key = "center", .kind = FK_VEC3, .offset = offsetof(shard_constraint, center)},
-    {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, start), .r = GE(0)},
-    {.key = "end", .kind = FK_NUMBER, .offset = offsetof(shard_constraint, end), .r = GE(0)},
+    {.key = "velocity",
+     .kind = SHARD_KEY_VEC3,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_constraint, velocity)},
+    {.key = "spin", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_constraint, spin)},
+    {.key = "center", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_constraint, center)},
+    {.key = "start", .kind = SHARD_KEY_NUMBER, .offset = offsetof(shard_constraint, start), .r = SHARD_KEY_GE(0)},
+    {.key = "end", .kind = SHARD_KEY_NUMBER, .offset = offsetof(shard_constraint, end), .r = SHARD_KEY_GE(0)},
 };
-static const shard_scene_section prescribed_section = SECTION(prescribed_rows, 0, NULL);
+static const shard_scene_section prescribed_section = SHARD_KEY_SECTION(prescribed_rows, 0, NULL);
 
 static int shard_scene_parse_prescribed_item(shard_scene_ctx *c, const shard_scene_node *n, const char *path,
                                              void *target)
@@ -425,7 +315,7 @@ static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *n
     char flats[16] = "";
     for (int d = 0; d < 3; d++) {
         if (!(nt->min[d] <= nt->max[d])) {
-            char sub[KEY_MAX];
+            char sub[SHARD_KEY_PATH_MAX];
             shard_scene_child_path(sub, path, "max");
             return shard_scene_fail(c, shard_scene_map_get(node, "max", NULL), sub,
                                     "must be >= min along every axis, got %c: max %g < min %g (min = max along one "
@@ -447,10 +337,10 @@ static int shard_scene_check_notch(shard_scene_ctx *c, const shard_scene_node *n
 }
 
 static const shard_scene_field notch_rows[] = {
-    {.key = "min", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_notch, min)},
-    {.key = "max", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_notch, max)},
+    {.key = "min", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_notch, min)},
+    {.key = "max", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_notch, max)},
 };
-static const shard_scene_section notch_section = SECTION(notch_rows, 0, shard_scene_check_notch);
+static const shard_scene_section notch_section = SHARD_KEY_SECTION(notch_rows, 0, shard_scene_check_notch);
 
 static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -461,15 +351,15 @@ static int shard_scene_parse_notches(shard_scene_ctx *c, const shard_scene_node 
 
 static const shard_scene_field traction_rows[] = {
     {.key = "region",
-     .kind = FK_CUSTOM,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_CUSTOM,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_traction, region),
      .parse = shard_scene_parse_region},
-    {.key = "stress", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_traction, stress)},
-    {.key = "start", .kind = FK_NUMBER, .offset = offsetof(shard_traction, start), .r = GE(0)},
-    {.key = "end", .kind = FK_NUMBER, .offset = offsetof(shard_traction, end), .r = GE(0)},
+    {.key = "stress", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_traction, stress)},
+    {.key = "start", .kind = SHARD_KEY_NUMBER, .offset = offsetof(shard_traction, start), .r = SHARD_KEY_GE(0)},
+    {.key = "end", .kind = SHARD_KEY_NUMBER, .offset = offsetof(shard_traction, end), .r = SHARD_KEY_GE(0)},
 };
-static const shard_scene_section traction_section = SECTION(traction_rows, 0, NULL);
+static const shard_scene_section traction_section = SHARD_KEY_SECTION(traction_rows, 0, NULL);
 
 static int shard_scene_parse_tractions(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -480,31 +370,37 @@ static int shard_scene_parse_tractions(shard_scene_ctx *c, const shard_scene_nod
 
 /* fixed before prescribed: rows are read in table order, which fixes the order of constraints[]. */
 static const shard_scene_field body_rows[] = {
-    {.key = "name", .kind = FK_STRING, .offset = offsetof(shard_body_def, name), .size = SHARD_NAME_MAX},
+    {.key = "name", .kind = SHARD_KEY_STRING, .offset = offsetof(shard_body_def, name), .size = SHARD_NAME_MAX},
     {.key = "kind",
-     .kind = FK_STRING,
+     .kind = SHARD_KEY_STRING,
      .offset = offsetof(shard_body_def, kind),
      .size = SHARD_KIND_MAX,
      .def_str = "solid",
-     .loc_offset = OFF1(shard_body_def, kind_loc)},
-    {.key = "material", .kind = FK_CUSTOM, .flags = F_REQUIRED, .parse = shard_scene_parse_body_material},
+     .loc_offset = SHARD_KEY_OFF1(shard_body_def, kind_loc)},
+    {.key = "material",
+     .kind = SHARD_KEY_CUSTOM,
+     .flags = SHARD_KEY_REQUIRED,
+     .parse = shard_scene_parse_body_material},
     {.key = "shape",
-     .kind = FK_CUSTOM,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_CUSTOM,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_body_def, shape),
      .parse = shard_scene_parse_body_shape},
     {.key = "spacing",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_body_def, spacing),
-     .r = GT(0),
-     .loc_offset = OFF1(shard_body_def, spacing_loc)},
-    {.key = "sampling", .kind = FK_CUSTOM, .parse = shard_scene_parse_sampling},
-    {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, velocity)},
-    {.key = "angular_velocity", .kind = FK_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
-    {.key = "fixed", .kind = FK_CUSTOM, .parse = shard_scene_parse_fixed},
-    {.key = "prescribed", .kind = FK_CUSTOM, .parse = shard_scene_parse_prescribed},
-    {.key = "notches", .kind = FK_CUSTOM, .parse = shard_scene_parse_notches},
-    {.key = "tractions", .kind = FK_CUSTOM, .parse = shard_scene_parse_tractions},
+     .r = SHARD_KEY_GT(0),
+     .loc_offset = SHARD_KEY_OFF1(shard_body_def, spacing_loc)},
+    {.key = "sampling",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_body_def, sampling),
+     SHARD_KEY_CHOICES([SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface")},
+    {.key = "velocity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_body_def, velocity)},
+    {.key = "angular_velocity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
+    {.key = "fixed", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_fixed},
+    {.key = "prescribed", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_prescribed},
+    {.key = "notches", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_notches},
+    {.key = "tractions", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_tractions},
 };
 /* A lattice body gives its spacing.  A surface is a grid, or a mesh whose vertices are the particles: a grid has
  * its spacing from its divisions (the shorter cell edge); a surface mesh gives its spacing (its typical edge
@@ -518,7 +414,7 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
         return 0;
     }
     if (b->spacing_loc.line > 0) {
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_child_path(sub, path, "spacing");
         return shard_scene_fail(c, shard_scene_map_get(node, "spacing", NULL), sub,
                                 "a grid's spacing comes from its divisions: leave it out");
@@ -530,18 +426,18 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
     b->spacing_loc = g->loc;
     return 0;
 }
-static const shard_scene_section body_section = SECTION(body_rows, 0, shard_scene_check_body);
+static const shard_scene_section body_section = SHARD_KEY_SECTION(body_rows, 0, shard_scene_check_body);
 
 /* The module of a body by its `kind` (before its other keys: they depend on it), or a failure naming the kinds of
  * the scene's table. */
 static int shard_scene_body_module(shard_scene_ctx *c, const shard_scene_node *node, const char *path, int *module)
 {
     const shard_scene *s = c->user;
-    const shard_scene_node *v = node->type == YN_MAP ? shard_scene_map_get(node, "kind", NULL) : NULL;
+    const shard_scene_node *v = node->type == SHARD_YAML_MAP ? shard_scene_map_get(node, "kind", NULL) : NULL;
     const char *kind = "solid";
-    char sub[KEY_MAX], what[80];
+    char sub[SHARD_KEY_PATH_MAX], what[80];
     shard_scene_child_path(sub, path, "kind");
-    if (v && (v->type != YN_SCALAR || shard_scene_is_null(v)))
+    if (v && (v->type != SHARD_YAML_SCALAR || shard_scene_is_null(v)))
         return shard_scene_fail(c, v, sub, "expected a string, got %s", shard_scene_describe(what, v));
     if (v)
         kind = v->text;
@@ -562,14 +458,14 @@ static int shard_scene_other_kinds_key(shard_scene_ctx *c, const shard_scene_nod
     const shard_matter_keys *own = s->modules[module]->keys;
     for (size_t i = 0; i + 1 < node->n; i += 2) {
         const shard_scene_node *k = node->kids[i];
-        if (k->type != YN_SCALAR || shard_scene_section_has(&body_section, k->text) ||
+        if (k->type != SHARD_YAML_SCALAR || shard_scene_section_has(&body_section, k->text) ||
             (own && own->body && shard_scene_section_has(own->body, k->text)))
             continue;
         for (int m = 0; m < s->n_modules; m++) {
             const shard_matter_keys *mk = s->modules[m]->keys;
             if (m == module || !mk || !mk->body || !shard_scene_section_has(mk->body, k->text))
                 continue;
-            char sub[KEY_MAX];
+            char sub[SHARD_KEY_PATH_MAX];
             shard_scene_child_path(sub, path, k->text);
             return shard_scene_fail(c, k, sub, "is a key of bodies of kind '%s', and this body is of kind '%s'",
                                     s->modules[m]->kind, s->modules[module]->kind);
@@ -605,7 +501,7 @@ static int shard_scene_parse_body(shard_scene_ctx *c, const shard_scene_node *no
 {
     const shard_scene *s = c->user;
     int rc = shard_scene_body_module(c, node, path, &b->module);
-    if (rc || (node->type == YN_MAP && (rc = shard_scene_other_kinds_key(c, node, path, b->module))))
+    if (rc || (node->type == SHARD_YAML_MAP && (rc = shard_scene_other_kinds_key(c, node, path, b->module))))
         return rc;
     const shard_matter *m = s->modules[b->module];
     b->surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
@@ -624,14 +520,14 @@ int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, cons
 {
     shard_scene *s = target;
     char what[80];
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of bodies, got %s", shard_scene_describe(what, n));
     if (n->n == 0)
         return shard_scene_fail(c, n, path, "at least one body is required");
     s->bodies = shard_calloc(n->n, sizeof *s->bodies);
     for (size_t i = 0; i < n->n; i++) {
         shard_body_def *b = &s->bodies[s->n_bodies++];
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, i);
         shard_scene_make_loc(&b->loc, n->kids[i], sub);
         int rc = shard_scene_parse_body(c, n->kids[i], sub, b);
@@ -642,7 +538,7 @@ int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, cons
         for (size_t j = 0; j < i; j++)
             if (strcmp(s->bodies[j].name, b->name) == 0) {
                 const shard_scene_node *name = shard_scene_map_get(n->kids[i], "name", NULL);
-                char key[KEY_MAX];
+                char key[SHARD_KEY_PATH_MAX];
                 shard_scene_child_path(key, sub, "name");
                 return shard_scene_fail(c, name ? name : n->kids[i], name ? key : sub,
                                         "duplicate body name '%s' (also %s)", b->name, s->bodies[j].loc.key);
@@ -662,7 +558,7 @@ static int shard_scene_check_plane(shard_scene_ctx *c, const shard_scene_node *n
     shard_obstacle_def *o = base;
     double len = sqrt(o->normal[0] * o->normal[0] + o->normal[1] * o->normal[1] + o->normal[2] * o->normal[2]);
     if (!(len > 0) || !isfinite(len)) {
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_child_path(sub, path, "normal");
         return shard_scene_fail(c, shard_scene_map_get(node, "normal", NULL), sub, "must be a nonzero finite vector");
     }
@@ -679,63 +575,78 @@ static int shard_scene_check_obstacle_box(shard_scene_ctx *c, const shard_scene_
 }
 
 static const shard_scene_field plane_rows[] = {
-    {.key = "point", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, point)},
-    {.key = "normal", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, normal)},
+    {.key = "point",
+     .kind = SHARD_KEY_VEC3,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_obstacle_def, point)},
+    {.key = "normal",
+     .kind = SHARD_KEY_VEC3,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_obstacle_def, normal)},
 };
 static const shard_scene_field obstacle_sphere_rows[] = {
-    {.key = "center", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, center)},
+    {.key = "center",
+     .kind = SHARD_KEY_VEC3,
+     .flags = SHARD_KEY_REQUIRED,
+     .offset = offsetof(shard_obstacle_def, center)},
     {.key = "radius",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_obstacle_def, radius),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
 };
 static const shard_scene_field obstacle_box_rows[] = {
-    {.key = "min", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, min)},
-    {.key = "max", .kind = FK_VEC3, .flags = F_REQUIRED, .offset = offsetof(shard_obstacle_def, max)},
+    {.key = "min", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_obstacle_def, min)},
+    {.key = "max", .kind = SHARD_KEY_VEC3, .flags = SHARD_KEY_REQUIRED, .offset = offsetof(shard_obstacle_def, max)},
 };
-static const shard_scene_section plane_section = SECTION(plane_rows, 0, shard_scene_check_plane);
-static const shard_scene_section obstacle_sphere_section = SECTION(obstacle_sphere_rows, 0, NULL);
-static const shard_scene_section obstacle_box_section = SECTION(obstacle_box_rows, 0, shard_scene_check_obstacle_box);
+static const shard_scene_section plane_section = SHARD_KEY_SECTION(plane_rows, 0, shard_scene_check_plane);
+static const shard_scene_section obstacle_sphere_section = SHARD_KEY_SECTION(obstacle_sphere_rows, 0, NULL);
+static const shard_scene_section obstacle_box_section =
+    SHARD_KEY_SECTION(obstacle_box_rows, 0, shard_scene_check_obstacle_box);
 
 static const shard_scene_field obstacle_rows[] = {
     {.key = "plane",
-     .kind = FK_MAP,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .sub = &plane_section,
      .variant = SHARD_OBSTACLE_PLANE},
     {.key = "sphere",
-     .kind = FK_MAP,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .sub = &obstacle_sphere_section,
      .variant = SHARD_OBSTACLE_SPHERE},
     {.key = "box",
-     .kind = FK_MAP,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_MAP,
+     .flags = SHARD_KEY_REQUIRED,
      .group = 1,
      .sub = &obstacle_box_section,
      .variant = SHARD_OBSTACLE_BOX},
-    {.key = "name", .kind = FK_STRING, .offset = offsetof(shard_obstacle_def, name), .size = SHARD_NAME_MAX},
-    {.key = "velocity", .kind = FK_VEC3, .offset = offsetof(shard_obstacle_def, velocity)},
-    {.key = "friction", .kind = FK_NUMBER, .offset = offsetof(shard_obstacle_def, friction), .r = GE(0), .def = {0.5}},
+    {.key = "name", .kind = SHARD_KEY_STRING, .offset = offsetof(shard_obstacle_def, name), .size = SHARD_NAME_MAX},
+    {.key = "velocity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_obstacle_def, velocity)},
+    {.key = "friction",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_obstacle_def, friction),
+     .r = SHARD_KEY_GE(0),
+     .def = {0.5}},
     {.key = "stiffness",
-     .kind = FK_NUMBER,
-     .flags = F_AUTO,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_AUTO,
      .offset = offsetof(shard_obstacle_def, stiffness),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
     {.key = "damping",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_obstacle_def, damping),
-     .r = IN('[', 0, 1, ']'),
+     .r = SHARD_KEY_IN('[', 0, 1, ']'),
      .def = {0.1}},
     {.key = "restitution",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_obstacle_def, restitution),
-     .r = IN('[', 0, 1, ']')},
+     .r = SHARD_KEY_IN('[', 0, 1, ']')},
 };
-static const shard_scene_section obstacle_section = SECTION(obstacle_rows, OFF1(shard_obstacle_def, kind), NULL);
+static const shard_scene_section obstacle_section =
+    SHARD_KEY_SECTION(obstacle_rows, SHARD_KEY_OFF1(shard_obstacle_def, kind), NULL);
 
 int shard_scene_parse_obstacles(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
 {
@@ -743,12 +654,12 @@ int shard_scene_parse_obstacles(shard_scene_ctx *c, const shard_scene_node *n, c
     char what[80];
     if (shard_scene_is_null(n))
         return 0;
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of obstacles, got %s", shard_scene_describe(what, n));
     s->obstacles = shard_calloc(n->n, sizeof *s->obstacles);
     for (size_t i = 0; i < n->n; i++) {
         shard_obstacle_def *o = &s->obstacles[s->n_obstacles++];
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, i);
         shard_scene_make_loc(&o->loc, n->kids[i], sub);
         int rc = shard_scene_parse_section(c, n->kids[i], sub, &obstacle_section, o);

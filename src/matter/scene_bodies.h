@@ -1,5 +1,5 @@
 /* Scene bodies: the readers of the sections of a scene that say what is in it (scene_bodies.c), for the top-level
- * table of scene.c.  Each is an FK_CUSTOM parser (scene_keys.h) whose target is the shard_scene being read, and
+ * table of scene.c.  Each is an SHARD_KEY_CUSTOM parser (scene_keys.h) whose target is the shard_scene being read, and
  * each needs the scene as the context's user state too: a body names a material read before it.
  */
 #ifndef SHARD_SCENE_BODIES_H

@@ -135,18 +135,18 @@ int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, sh
             n_docs++;
             break;
         case FYET_SCALAR:
-            node = shard_scene_ytree_new(t, YN_SCALAR, last_line, last_col);
+            node = shard_scene_ytree_new(t, SHARD_YAML_SCALAR, last_line, last_col);
             node->text = shard_scene_token_text(e->scalar.value, &node->len);
             node->plain = !e->scalar.value || fy_event_get_node_style(e) == FYNS_PLAIN;
             node->complete = true;
             anchor = e->scalar.anchor;
             break;
         case FYET_MAPPING_START:
-            node = shard_scene_ytree_new(t, YN_MAP, last_line, last_col);
+            node = shard_scene_ytree_new(t, SHARD_YAML_MAP, last_line, last_col);
             anchor = e->mapping_start.anchor;
             break;
         case FYET_SEQUENCE_START:
-            node = shard_scene_ytree_new(t, YN_SEQ, last_line, last_col);
+            node = shard_scene_ytree_new(t, SHARD_YAML_SEQ, last_line, last_col);
             anchor = e->sequence_start.anchor;
             break;
         case FYET_ALIAS: {
@@ -231,16 +231,17 @@ int shard_scene_fail(shard_scene_ctx *c, const shard_scene_node *n, const char *
 }
 
 /* Paths longer than a shard_src_loc key are cut short: the message stays readable and line:col stays exact. */
-void shard_scene_child_path(char out[KEY_MAX], const char *parent, const char *key)
+void shard_scene_child_path(char out[SHARD_KEY_PATH_MAX], const char *parent, const char *key)
 {
-    int w = parent[0] ? snprintf(out, KEY_MAX, "%s.%s", parent, key) : snprintf(out, KEY_MAX, "%s", key);
+    int w = parent[0] ? snprintf(out, SHARD_KEY_PATH_MAX, "%s.%s", parent, key)
+                      : snprintf(out, SHARD_KEY_PATH_MAX, "%s", key);
     if (w < 0)
         out[0] = '\0';
 }
 
-void shard_scene_index_path(char out[KEY_MAX], const char *parent, size_t i)
+void shard_scene_index_path(char out[SHARD_KEY_PATH_MAX], const char *parent, size_t i)
 {
-    if (snprintf(out, KEY_MAX, "%s[%zu]", parent, i) < 0)
+    if (snprintf(out, SHARD_KEY_PATH_MAX, "%s[%zu]", parent, i) < 0)
         out[0] = '\0';
 }
 
@@ -257,7 +258,7 @@ const char *shard_scene_fmt_num(char buf[32], double v)
 
 bool shard_scene_is_null(const shard_scene_node *n)
 {
-    return n->type == YN_SCALAR && n->plain &&
+    return n->type == SHARD_YAML_SCALAR && n->plain &&
            (n->len == 0 || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0 || strcmp(n->text, "Null") == 0 ||
             strcmp(n->text, "NULL") == 0);
 }
@@ -265,9 +266,9 @@ bool shard_scene_is_null(const shard_scene_node *n)
 /* "'abc'", "an empty value", "a mapping", "a sequence": what was found where something else was expected. */
 const char *shard_scene_describe(char buf[80], const shard_scene_node *n)
 {
-    if (n->type == YN_MAP)
+    if (n->type == SHARD_YAML_MAP)
         return "a mapping";
-    if (n->type == YN_SEQ)
+    if (n->type == SHARD_YAML_SEQ)
         return "a sequence";
     if (shard_scene_is_null(n))
         return "an empty value";
@@ -332,7 +333,7 @@ int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const 
     const char *expected = allow_auto ? "a number or 'auto'" : "a number";
     if (is_auto)
         *is_auto = false;
-    if (n->type != YN_SCALAR || shard_scene_is_null(n))
+    if (n->type != SHARD_YAML_SCALAR || shard_scene_is_null(n))
         return shard_scene_fail(c, n, path, "expected %s, got %s", expected, shard_scene_describe(what, n));
     if (allow_auto && strcmp(n->text, "auto") == 0) {
         *out = 0;
@@ -355,13 +356,13 @@ int shard_scene_get_number(shard_scene_ctx *c, const shard_scene_node *n, const 
 static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, const char *path, double out[3])
 {
     char what[80];
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %s", shard_scene_describe(what, n));
     if (n->n != 3)
         return shard_scene_fail(c, n, path, "expected a sequence of 3 numbers, got %zu item%s", n->n,
                                 n->n == 1 ? "" : "s");
     for (size_t i = 0; i < 3; i++) {
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, i);
         int rc = shard_scene_get_number(c, n->kids[i], sub, false, &out[i], NULL);
         if (rc)
@@ -374,7 +375,7 @@ static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n,
                                   size_t size)
 {
     char what[80];
-    if (n->type != YN_SCALAR || shard_scene_is_null(n))
+    if (n->type != SHARD_YAML_SCALAR || shard_scene_is_null(n))
         return shard_scene_fail(c, n, path, "expected a string, got %s", shard_scene_describe(what, n));
     if (n->len == 0)
         return shard_scene_fail(c, n, path, "must not be empty");
@@ -417,7 +418,7 @@ const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const c
                                             const shard_scene_node **key_node)
 {
     for (size_t i = 0; i + 1 < map->n; i += 2)
-        if (map->kids[i]->type == YN_SCALAR && strcmp(map->kids[i]->text, key) == 0) {
+        if (map->kids[i]->type == SHARD_YAML_SCALAR && strcmp(map->kids[i]->text, key) == 0) {
             if (key_node)
                 *key_node = map->kids[i];
             return map->kids[i + 1];
@@ -497,8 +498,8 @@ static int shard_scene_check_keys(shard_scene_ctx *c, const shard_scene_node *ma
 {
     for (size_t i = 0; i + 1 < map->n; i += 2) {
         const shard_scene_node *k = map->kids[i];
-        char sub[KEY_MAX], what[80];
-        if (k->type != YN_SCALAR)
+        char sub[SHARD_KEY_PATH_MAX], what[80];
+        if (k->type != SHARD_YAML_SCALAR)
             return shard_scene_fail(c, k, path, "keys must be plain words, got %s", shard_scene_describe(what, k));
         shard_scene_child_path(sub, path, k->text);
         int part = 0, prev_part = 0;
@@ -530,17 +531,17 @@ static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *v
     bool is_auto;
     int rc;
     switch (f->kind) {
-    case FK_NUMBER:
-        if ((rc = shard_scene_get_number(c, val, path, f->flags & F_AUTO, &v, &is_auto)))
+    case SHARD_KEY_NUMBER:
+        if ((rc = shard_scene_get_number(c, val, path, f->flags & SHARD_KEY_AUTO, &v, &is_auto)))
             return rc;
         if (!is_auto && !shard_scene_in_range(&f->r, v)) {
             shard_scene_describe_range(rng, &f->r);
-            return shard_scene_fail(c, val, path, "%s%s, got %s", rng, f->flags & F_AUTO ? " or 'auto'" : "",
+            return shard_scene_fail(c, val, path, "%s%s, got %s", rng, f->flags & SHARD_KEY_AUTO ? " or 'auto'" : "",
                                     shard_scene_fmt_num(num, v));
         }
         *(double *)target = v;
         return 0;
-    case FK_INT:
+    case SHARD_KEY_INT:
         if ((rc = shard_scene_get_number(c, val, path, false, &v, NULL)))
             return rc;
         if (v != floor(v) || fabs(v) > 9007199254740992.0)
@@ -551,13 +552,15 @@ static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *v
         }
         *(long *)target = (long)v;
         return 0;
-    case FK_VEC3:
+    case SHARD_KEY_VEC3:
         return shard_scene_get_vec3(c, val, path, (double *)target);
-    case FK_STRING:
+    case SHARD_KEY_STRING:
         return shard_scene_get_string(c, val, path, (char *)target, f->size);
-    case FK_MAP:
+    case SHARD_KEY_MAP:
         return shard_scene_parse_section(c, val, path, f->sub, target);
-    case FK_CUSTOM:
+    case SHARD_KEY_CHOICE:
+        return shard_scene_parse_choice(c, val, path, f->choices, f->n_choices, (int *)target);
+    case SHARD_KEY_CUSTOM:
         return f->parse(c, val, path, target);
     }
     return 0;
@@ -567,23 +570,26 @@ static void shard_scene_set_default(const shard_scene_field *f, void *base)
 {
     void *target = (char *)base + f->offset;
     switch (f->kind) {
-    case FK_NUMBER:
+    case SHARD_KEY_NUMBER:
         *(double *)target = f->def[0];
         break;
-    case FK_INT:
+    case SHARD_KEY_INT:
         *(long *)target = (long)f->def[0];
         break;
-    case FK_VEC3:
+    case SHARD_KEY_VEC3:
         memcpy(target, f->def, sizeof f->def);
         break;
-    case FK_STRING:
+    case SHARD_KEY_STRING:
         snprintf((char *)target, f->size, "%s", f->def_str ? f->def_str : "");
         break;
-    case FK_MAP:
+    case SHARD_KEY_CHOICE:
+        *(int *)target = (int)f->def[0];
+        break;
+    case SHARD_KEY_MAP:
         /* An absent optional map still gets its keys' defaults. */
         (void)shard_scene_parse_section(NULL, NULL, "", f->sub, target);
         break;
-    case FK_CUSTOM:
+    case SHARD_KEY_CUSTOM:
         break;
     }
 }
@@ -607,7 +613,7 @@ static int shard_scene_read_rows(shard_scene_ctx *c, const shard_scene_node *nod
                 if (shard_scene_map_get(node, sec->fields[j].key, NULL))
                     any = true;
             }
-            if (first && !any && (f->flags & F_REQUIRED)) {
+            if (first && !any && (f->flags & SHARD_KEY_REQUIRED)) {
                 char keys[256];
                 shard_scene_group_keys(keys, sizeof keys, sec, f->group);
                 return shard_scene_fail(c, node, path, "missing required key %s", keys);
@@ -615,14 +621,14 @@ static int shard_scene_read_rows(shard_scene_ctx *c, const shard_scene_node *nod
         }
         if (!val) {
             /* Group members share storage (sphere and cylinder radius): an absent member writes nothing. */
-            if (f->group || (!node && (f->flags & F_REQUIRED)))
+            if (f->group || (!node && (f->flags & SHARD_KEY_REQUIRED)))
                 continue;
-            if (f->flags & F_REQUIRED)
+            if (f->flags & SHARD_KEY_REQUIRED)
                 return shard_scene_fail(c, node, path, "missing required key '%s'", f->key);
             shard_scene_set_default(f, base);
             continue;
         }
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_child_path(sub, path, f->key);
         if (f->loc_offset)
             shard_scene_make_loc((shard_src_loc *)((char *)base + f->loc_offset - 1), val, sub);
@@ -641,7 +647,7 @@ int shard_scene_parse_parts(shard_scene_ctx *c, const shard_scene_node *node, co
 {
     char what[80];
     int rc;
-    if (node && node->type != YN_MAP)
+    if (node && node->type != SHARD_YAML_MAP)
         return shard_scene_fail(c, node, path, "expected a mapping, got %s", shard_scene_describe(what, node));
     if (node && (rc = shard_scene_check_keys(c, node, path, parts, n)))
         return rc;
@@ -663,7 +669,7 @@ int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, cons
                              int count, int *out)
 {
     char what[80], list[160] = "";
-    if (n->type == YN_SCALAR && !shard_scene_is_null(n))
+    if (n->type == SHARD_YAML_SCALAR && !shard_scene_is_null(n))
         for (int k = 0; k < count; k++)
             if (strcmp(n->text, names[k]) == 0) {
                 *out = k;
@@ -683,7 +689,7 @@ int shard_scene_parse_choice(shard_scene_ctx *c, const shard_scene_node *n, cons
 int shard_scene_check_list(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *what_items)
 {
     char what[80];
-    if (n->type != YN_SEQ)
+    if (n->type != SHARD_YAML_SEQ)
         return shard_scene_fail(c, n, path, "expected a sequence of %s, got %s", what_items,
                                 shard_scene_describe(what, n));
     return 0;
@@ -703,7 +709,7 @@ int shard_scene_parse_list(shard_scene_ctx *c, const shard_scene_node *n, const 
     *items = base;
     for (size_t k = 0; k < n->n; k++) {
         char *item = base + elem * (size_t)(*count)++;
-        char sub[KEY_MAX];
+        char sub[SHARD_KEY_PATH_MAX];
         shard_scene_index_path(sub, path, k);
         shard_scene_make_loc((shard_src_loc *)(item + loc_offset), n->kids[k], sub);
         if ((rc = shard_scene_parse_section(c, n->kids[k], sub, section, item)))

@@ -7,22 +7,26 @@
  *
  * A row (shard_scene_field) holds:
  *   key        the key as written in the file;
- *   kind       FK_NUMBER (a double), FK_INT (a long), FK_VEC3 (double[3]), FK_STRING (char[size]), FK_MAP (a
- *              nested section `sub` whose struct sits at `offset`, often 0: the same struct) or FK_CUSTOM (the
- *              row's `parse` reads the value node into base + offset);
+ *   kind       SHARD_KEY_NUMBER (a double), SHARD_KEY_INT (a long), SHARD_KEY_VEC3 (double[3]),
+ *              SHARD_KEY_STRING (char[size]), SHARD_KEY_CHOICE (one of the words choices[0..n_choices), stored
+ *              as its index in an int), SHARD_KEY_MAP (a nested section `sub` whose struct sits at `offset`,
+ *              often 0: the same struct) or SHARD_KEY_CUSTOM (the row's `parse` reads the value node into
+ *              base + offset);
  *   offset     where the value lands, from the base of the section's struct (offsetof);
- *   flags      F_REQUIRED (the key must be given; for a group: one of its members) and F_AUTO (FK_NUMBER: the
- *              word 'auto' is accepted and stored as 0);
- *   r          the allowed range of a number, written GT(a), GE(a) or IN('(' or '[', a, b, ')' or ']');
- *   def        the value when the key is absent (def[0] for numbers, all three for vectors; def_str for strings);
- *   loc_offset OFF1 of a shard_src_loc in the struct that receives where the value was written, or 0;
+ *   flags      SHARD_KEY_REQUIRED (the key must be given; for a group: one of its members) and SHARD_KEY_AUTO
+ *              (SHARD_KEY_NUMBER: the word 'auto' is accepted and stored as 0);
+ *   r          the allowed range of a number, written SHARD_KEY_GT(a), SHARD_KEY_GE(a) or
+ *              SHARD_KEY_IN('(' or '[', a, b, ')' or ']');
+ *   def        the value when the key is absent (def[0] for numbers and choices, all three for vectors;
+ *              def_str for strings);
+ *   loc_offset SHARD_KEY_OFF1 of a shard_src_loc in the struct that receives where the value was written, or 0;
  *   group      nonzero: the keys of one group exclude each other (box, sphere, ...: exactly one); the member
  *              given stores its `variant` in the int at the section's variant_offset.
- * A section (shard_scene_section, written SECTION(rows, variant_offset, check)) is the rows, the OFF1 of its
- * variant field (or 0) and an optional check run once all its keys are read, for rules across keys.  Rows are
- * read in table order, so a row may rely on the rows above it.  shard_scene_parse_section reads a mapping into
- * a struct by its section; every failure goes through shard_scene_fail, which fills the context's error record
- * and returns SHARD_EXIT_INPUT, and every reader returns that code at once, so the first failure is the one
+ * A section (shard_scene_section, written SHARD_KEY_SECTION(rows, variant_offset, check)) is the rows, the
+ * SHARD_KEY_OFF1 of its variant field (or 0) and an optional check run once all its keys are read, for rules
+ * across keys.  Rows are read in table order, so a row may rely on the rows above it.  shard_scene_parse_section reads
+ * a mapping into a struct by its section; every failure goes through shard_scene_fail, which fills the context's error
+ * record and returns SHARD_EXIT_INPUT, and every reader returns that code at once, so the first failure is the one
  * reported.  Custom parsers and checks get the context, so they can reach the caller's state (user) and fail
  * with the same messages.
  */
@@ -35,13 +39,13 @@
 #include <stddef.h>
 
 /* The capacity of a key path: a shard_src_loc's key. */
-#define KEY_MAX sizeof(((shard_src_loc *)0)->key)
+#define SHARD_KEY_PATH_MAX sizeof(((shard_src_loc *)0)->key)
 
 /* ------------------------------------------------------------------------------------------------------------
  * YAML tree
  * ------------------------------------------------------------------------------------------------------------ */
 
-typedef enum shard_scene_node_type { YN_SCALAR, YN_SEQ, YN_MAP } shard_scene_node_type;
+typedef enum shard_scene_node_type { SHARD_YAML_SCALAR, SHARD_YAML_SEQ, SHARD_YAML_MAP } shard_scene_node_type;
 
 typedef struct shard_scene_node {
     shard_scene_node_type type;
@@ -83,9 +87,9 @@ void shard_scene_make_loc(shard_src_loc *loc, const shard_scene_node *n, const c
 /* "file:line:col: path: message" into the context's error; returns SHARD_EXIT_INPUT. */
 int shard_scene_fail(shard_scene_ctx *c, const shard_scene_node *n, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* "parent.key" and "parent[i]", cut short at KEY_MAX. */
-void shard_scene_child_path(char out[KEY_MAX], const char *parent, const char *key);
-void shard_scene_index_path(char out[KEY_MAX], const char *parent, size_t i);
+/* "parent.key" and "parent[i]", cut short at SHARD_KEY_PATH_MAX. */
+void shard_scene_child_path(char out[SHARD_KEY_PATH_MAX], const char *parent, const char *key);
+void shard_scene_index_path(char out[SHARD_KEY_PATH_MAX], const char *parent, size_t i);
 /* The shortest %g form of v that reads back as v. */
 const char *shard_scene_fmt_num(char buf[32], double v);
 /* Whether n is YAML's null: a plain empty scalar, '~' or null. */
@@ -112,17 +116,18 @@ int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, c
  * ------------------------------------------------------------------------------------------------------------ */
 
 typedef enum shard_scene_field_kind {
-    FK_NUMBER, /* double */
-    FK_INT,    /* long; the text may be any number with an integral value */
-    FK_VEC3,   /* double[3] */
-    FK_STRING, /* char[size] */
-    FK_MAP,    /* a nested section whose struct sits at offset (often 0: the same struct) */
-    FK_CUSTOM, /* parse(ctx, value node, key path, base + offset) */
+    SHARD_KEY_NUMBER, /* double */
+    SHARD_KEY_INT,    /* long; the text may be any number with an integral value */
+    SHARD_KEY_VEC3,   /* double[3] */
+    SHARD_KEY_STRING, /* char[size] */
+    SHARD_KEY_MAP,    /* a nested section whose struct sits at offset (often 0: the same struct) */
+    SHARD_KEY_CHOICE, /* int: the index of the word given among choices[0..n_choices) */
+    SHARD_KEY_CUSTOM, /* parse(ctx, value node, key path, base + offset) */
 } shard_scene_field_kind;
 
 enum {
-    F_REQUIRED = 1, /* for a group: one member must be given */
-    F_AUTO = 2,     /* FK_NUMBER: the word 'auto' is accepted and stored as 0 */
+    SHARD_KEY_REQUIRED = 1, /* for a group: one member must be given */
+    SHARD_KEY_AUTO = 2,     /* SHARD_KEY_NUMBER: the word 'auto' is accepted and stored as 0 */
 };
 
 /* Allowed values: lo_kind '(' or '[' (0: unbounded below), hi_kind ')' or ']' (0: unbounded above). */
@@ -131,21 +136,26 @@ typedef struct shard_scene_range {
     double lo, hi;
 } shard_scene_range;
 
-#define GT(a)                                                                                                          \
+#define SHARD_KEY_GT(a)                                                                                                \
     {                                                                                                                  \
         .lo_kind = '(', .lo = (a)                                                                                      \
     }
-#define GE(a)                                                                                                          \
+#define SHARD_KEY_GE(a)                                                                                                \
     {                                                                                                                  \
         .lo_kind = '[', .lo = (a)                                                                                      \
     }
-#define IN(lk, a, b, hk)                                                                                               \
+#define SHARD_KEY_IN(lk, a, b, hk)                                                                                     \
     {                                                                                                                  \
         .lo_kind = (lk), .lo = (a), .hi = (b), .hi_kind = (hk)                                                         \
     }
 
+/* The words of a SHARD_KEY_CHOICE row (designated by their values: [ENUM_A] = "a", ...), and their number. */
+#define SHARD_KEY_CHOICES(...)                                                                                         \
+    .choices = (const char *const[]){__VA_ARGS__},                                                                     \
+    .n_choices = (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
 /* offsetof + 1, so that 0 (what a row or section that does not set the field gets) can mean "none". */
-#define OFF1(T, m) (offsetof(T, m) + 1)
+#define SHARD_KEY_OFF1(T, m) (offsetof(T, m) + 1)
 
 struct shard_scene_section;
 typedef int (*shard_scene_custom_fn)(shard_scene_ctx *c, const shard_scene_node *value, const char *path, void *target);
@@ -157,24 +167,26 @@ typedef struct shard_scene_field {
     unsigned flags;
     int group;         /* nonzero: keys of one group exclude each other */
     size_t offset;     /* of the value in the section's struct */
-    size_t loc_offset; /* OFF1 of a shard_src_loc that receives the value's position, or 0 */
+    size_t loc_offset; /* SHARD_KEY_OFF1 of a shard_src_loc that receives the value's position, or 0 */
     shard_scene_range r;
-    double def[3];                         /* FK_NUMBER, FK_INT (def[0]), FK_VEC3: value when the key is absent */
-    const char *def_str;                   /* FK_STRING: value when absent */
-    size_t size;                           /* FK_STRING: capacity including the NUL */
-    const struct shard_scene_section *sub; /* FK_MAP */
-    shard_scene_custom_fn parse;           /* FK_CUSTOM */
+    double def[3];       /* SHARD_KEY_NUMBER, SHARD_KEY_INT (def[0]), SHARD_KEY_VEC3: value when the key is absent */
+    const char *def_str; /* SHARD_KEY_STRING: value when absent */
+    size_t size;         /* SHARD_KEY_STRING: capacity including the NUL */
+    const struct shard_scene_section *sub; /* SHARD_KEY_MAP */
+    shard_scene_custom_fn parse;           /* SHARD_KEY_CUSTOM */
+    const char *const *choices;            /* SHARD_KEY_CHOICE: the words, and how many */
+    int n_choices;
     int variant; /* group member: stored in the section's variant field when this key is given */
 } shard_scene_field;
 
 typedef struct shard_scene_section {
     const shard_scene_field *fields;
     size_t n;
-    size_t variant_offset;      /* OFF1 of the enum (an int) set to the given group member's variant, or 0 */
+    size_t variant_offset;      /* SHARD_KEY_OFF1 of the enum (an int) set to the given group member's variant, or 0 */
     shard_scene_check_fn check; /* cross-key validation after all keys are read; NULL for none */
 } shard_scene_section;
 
-#define SECTION(rows, variant_off, chk)                                                                                \
+#define SHARD_KEY_SECTION(rows, variant_off, chk)                                                                      \
     {                                                                                                                  \
         (rows), sizeof(rows) / sizeof((rows)[0]), (variant_off), (chk)                                                 \
     }

@@ -373,25 +373,27 @@ static const shard_matter_collision shard_matter_cloth_collision = {.collide = s
 /* The keys of a cloth body (shard_cloth_def) and the section `cloth` (shard_cloth_settings). */
 static const shard_scene_field shard_matter_cloth_body_rows[] = {
     {.key = "thickness",
-     .kind = FK_NUMBER,
-     .flags = F_REQUIRED,
+     .kind = SHARD_KEY_NUMBER,
+     .flags = SHARD_KEY_REQUIRED,
      .offset = offsetof(shard_cloth_def, thickness),
-     .r = GT(0)},
+     .r = SHARD_KEY_GT(0)},
     {.key = "bending_stiffness",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_cloth_def, bending),
-     .r = GE(0),
+     .r = SHARD_KEY_GE(0),
      .def = {-1}},
 };
-static const shard_scene_section shard_matter_cloth_body_keys = SECTION(shard_matter_cloth_body_rows, 0, NULL);
+static const shard_scene_section shard_matter_cloth_body_keys =
+    SHARD_KEY_SECTION(shard_matter_cloth_body_rows, 0, NULL);
 static const shard_scene_field shard_matter_cloth_section_rows[] = {
     {.key = "collision_passes",
-     .kind = FK_INT,
+     .kind = SHARD_KEY_INT,
      .offset = offsetof(shard_cloth_settings, collision_passes),
-     .r = GE(0),
+     .r = SHARD_KEY_GE(0),
      .def = {8}},
 };
-static const shard_scene_section shard_matter_cloth_section_keys = SECTION(shard_matter_cloth_section_rows, 0, NULL);
+static const shard_scene_section shard_matter_cloth_section_keys =
+    SHARD_KEY_SECTION(shard_matter_cloth_section_rows, 0, NULL);
 static const shard_matter_keys shard_matter_cloth_keys = {.body = &shard_matter_cloth_body_keys,
                                                           .body_bytes = sizeof(shard_cloth_def),
                                                           .section = "cloth",

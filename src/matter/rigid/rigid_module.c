@@ -435,37 +435,49 @@ static void shard_matter_rigid_describe(const shard_scene *sc, int b, char *buf,
              sc->materials[bd->material].restitution, sc->materials[bd->material].friction);
 }
 
-static int shard_matter_rigid_motion(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic"};
-    return shard_scene_parse_choice(c, n, path, names, 2, target);
-}
-
 /* The keys of a rigid body (shard_rigid_body_def) and the section `rigid` (shard_rigid_def). */
 static const shard_scene_field shard_matter_rigid_body_rows[] = {
     {.key = "motion",
-     .kind = FK_CUSTOM,
+     .kind = SHARD_KEY_CHOICE,
      .offset = offsetof(shard_rigid_body_def, motion),
-     .parse = shard_matter_rigid_motion},
+     SHARD_KEY_CHOICES([SHARD_MOTION_DYNAMIC] = "dynamic", [SHARD_MOTION_KINEMATIC] = "kinematic")},
 };
-static const shard_scene_section shard_matter_rigid_body_keys = SECTION(shard_matter_rigid_body_rows, 0, NULL);
+static const shard_scene_section shard_matter_rigid_body_keys =
+    SHARD_KEY_SECTION(shard_matter_rigid_body_rows, 0, NULL);
 static const shard_scene_field shard_matter_rigid_section_rows[] = {
-    {.key = "iterations", .kind = FK_INT, .offset = offsetof(shard_rigid_def, iterations), .r = GE(1), .def = {300}},
-    {.key = "tolerance", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, tolerance), .r = GT(0), .def = {1e-6}},
+    {.key = "iterations",
+     .kind = SHARD_KEY_INT,
+     .offset = offsetof(shard_rigid_def, iterations),
+     .r = SHARD_KEY_GE(1),
+     .def = {300}},
+    {.key = "tolerance",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_rigid_def, tolerance),
+     .r = SHARD_KEY_GT(0),
+     .def = {1e-6}},
     {.key = "restitution_threshold",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_rigid_def, restitution_threshold),
-     .r = GE(0),
+     .r = SHARD_KEY_GE(0),
      .def = {0.05}},
     {.key = "position_correction",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_rigid_def, position_correction),
-     .r = IN('[', 0, 1, ']'),
+     .r = SHARD_KEY_IN('[', 0, 1, ']'),
      .def = {0.2}},
-    {.key = "slop", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, slop), .r = GE(0), .def = {0.001}},
-    {.key = "margin", .kind = FK_NUMBER, .offset = offsetof(shard_rigid_def, margin), .r = GE(0), .def = {0.5}},
+    {.key = "slop",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_rigid_def, slop),
+     .r = SHARD_KEY_GE(0),
+     .def = {0.001}},
+    {.key = "margin",
+     .kind = SHARD_KEY_NUMBER,
+     .offset = offsetof(shard_rigid_def, margin),
+     .r = SHARD_KEY_GE(0),
+     .def = {0.5}},
 };
-static const shard_scene_section shard_matter_rigid_section_keys = SECTION(shard_matter_rigid_section_rows, 0, NULL);
+static const shard_scene_section shard_matter_rigid_section_keys =
+    SHARD_KEY_SECTION(shard_matter_rigid_section_rows, 0, NULL);
 static const shard_matter_keys shard_matter_rigid_keys = {.body = &shard_matter_rigid_body_keys,
                                                           .body_bytes = sizeof(shard_rigid_body_def),
                                                           .section = "rigid",

@@ -204,22 +204,19 @@ static void shard_matter_solid_describe(const shard_scene *sc, int b, char *buf,
                  fp.criterion == SHARD_FRACTURE_RANKINE ? " Pa" : "", fp.weibull_m > 0.0 ? " (Weibull scatter)" : "");
 }
 
-static int shard_matter_solid_clamp(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
-{
-    static const char *const names[] = {[SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face"};
-    return shard_scene_parse_choice(c, n, path, names, 2, target);
-}
-
 /* The keys of a solid body (shard_solid_def). */
 static const shard_scene_field shard_matter_solid_key_rows[] = {
     {.key = "support",
-     .kind = FK_NUMBER,
+     .kind = SHARD_KEY_NUMBER,
      .offset = offsetof(shard_solid_def, support),
-     .r = IN('(', 1, 4, ']'),
+     .r = SHARD_KEY_IN('(', 1, 4, ']'),
      .def = {2.2}},
-    {.key = "clamp", .kind = FK_CUSTOM, .offset = offsetof(shard_solid_def, clamp), .parse = shard_matter_solid_clamp},
+    {.key = "clamp",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_solid_def, clamp),
+     SHARD_KEY_CHOICES([SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face")},
 };
-static const shard_scene_section shard_matter_solid_body_keys = SECTION(shard_matter_solid_key_rows, 0, NULL);
+static const shard_scene_section shard_matter_solid_body_keys = SHARD_KEY_SECTION(shard_matter_solid_key_rows, 0, NULL);
 static const shard_matter_keys shard_matter_solid_keys = {.body = &shard_matter_solid_body_keys,
                                                           .body_bytes = sizeof(shard_solid_def)};
 
