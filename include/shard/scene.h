@@ -99,7 +99,7 @@ enum { SHARD_SAMPLING_LATTICE = 0, SHARD_SAMPLING_SURFACE = 1 };
 enum { SHARD_SURFACE_PARTICLES = 0, SHARD_SURFACE_SMOOTH = 1 };
 typedef struct shard_body_def {
     char name[SHARD_NAME_MAX];
-    char kind[SHARD_KIND_MAX]; /* kind of matter (default "solid"): names a row of the scene's matter table */
+    char kind[SHARD_KIND_MAX]; /* kind of matter (default: the first row of the scene's matter table, "solid") */
     shard_src_loc kind_loc;
     int module;     /* that row: scene->modules[module] */
     int surface;    /* its kind's bodies are surfaces (SHARD_MATTER_SURFACE): a grid, or a mesh whose vertices are

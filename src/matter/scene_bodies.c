@@ -375,7 +375,6 @@ static const shard_scene_field body_rows[] = {
      .kind = SHARD_KEY_STRING,
      .offset = offsetof(shard_body_def, kind),
      .size = SHARD_KIND_MAX,
-     .def_str = "solid",
      .loc_offset = SHARD_KEY_OFF1(shard_body_def, kind_loc)},
     {.key = "material",
      .kind = SHARD_KEY_CUSTOM,
@@ -434,7 +433,7 @@ static int shard_scene_body_module(shard_scene_ctx *c, const shard_scene_node *n
 {
     const shard_scene *s = c->user;
     const shard_scene_node *v = node->type == SHARD_YAML_MAP ? shard_scene_map_get(node, "kind", NULL) : NULL;
-    const char *kind = "solid";
+    const char *kind = s->modules[0]->kind; /* the first row of the table: the default */
     char sub[SHARD_KEY_PATH_MAX], what[80];
     shard_scene_child_path(sub, path, "kind");
     if (v && (v->type != SHARD_YAML_SCALAR || shard_scene_is_null(v)))
@@ -513,7 +512,10 @@ static int shard_scene_parse_body(shard_scene_ctx *c, const shard_scene_node *no
         b->kind_def = shard_calloc(1, m->keys->body_bytes);
         parts[n++] = (shard_scene_part){.sec = m->keys->body, .base = b->kind_def, .what = what};
     }
-    return shard_scene_parse_parts(c, node, path, parts, n);
+    if ((rc = shard_scene_parse_parts(c, node, path, parts, n)))
+        return rc;
+    snprintf(b->kind, sizeof b->kind, "%s", m->kind); /* given or the default */
+    return 0;
 }
 
 int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target)
