@@ -414,6 +414,17 @@ static void shard_scene_describe_range(char buf[96], const shard_scene_range *r)
         snprintf(buf, 96, "must be %s %s", r->hi_kind == ')' ? "<" : "<=", shard_scene_fmt_num(a, r->hi));
 }
 
+/* The integers a row allows, "[lo, hi]": its range rounded inwards to integers, within +-SHARD_KEY_INT_MAX. */
+static void shard_scene_describe_int_range(char buf[96], const shard_scene_range *r)
+{
+    double lo = -SHARD_KEY_INT_MAX, hi = SHARD_KEY_INT_MAX;
+    if (r->lo_kind)
+        lo = fmax(lo, r->lo_kind == '(' ? floor(r->lo) + 1.0 : ceil(r->lo));
+    if (r->hi_kind)
+        hi = fmin(hi, r->hi_kind == ')' ? ceil(r->hi) - 1.0 : floor(r->hi));
+    snprintf(buf, 96, "[%.0f, %.0f]", lo, hi);
+}
+
 const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key,
                                             const shard_scene_node **key_node)
 {
@@ -544,8 +555,13 @@ static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *v
     case SHARD_KEY_INT:
         if ((rc = shard_scene_get_number(c, val, path, false, &v, NULL)))
             return rc;
-        if (v != floor(v) || fabs(v) > 9007199254740992.0)
+        if (v != floor(v))
             return shard_scene_fail(c, val, path, "expected an integer, got %s", shard_scene_describe(what, val));
+        if (fabs(v) > SHARD_KEY_INT_MAX) {
+            shard_scene_describe_int_range(rng, &f->r);
+            return shard_scene_fail(c, val, path, "out of range: must be an integer in %s, got %s", rng,
+                                    shard_scene_describe(what, val));
+        }
         if (!shard_scene_in_range(&f->r, v)) {
             shard_scene_describe_range(rng, &f->r);
             return shard_scene_fail(c, val, path, "%s, got %s", rng, shard_scene_fmt_num(num, v));
