@@ -32,6 +32,10 @@
 #define SHARD_SAMPLE_BYTES_PER_PARTICLE 1000.0
 /* The most lattice points of a body's bounding box that sampling tests (2^40, minutes of work). */
 #define SHARD_SAMPLE_MAX_POINTS 1099511627776.0
+/* How far from the origin a body may reach, m, whatever its spacing: far beyond any physical scene, and near
+ * enough that the squared distances, volumes, masses and energies of its particles stay well inside the range of
+ * doubles (a cube of 1e200 m has an infinite volume; a sphere of that radius, no point inside). */
+#define SHARD_SAMPLE_MAX_REACH 1e50
 
 typedef struct shard_sampled {
     size_t n;
@@ -72,7 +76,8 @@ int shard_sample_body_surface(const shard_scene *scene, int b, double **pts, siz
 /* Vertex (i, j) of a grid shape (a cloth's): corner + i/n_u u + j/n_v v.  Its global id is the body's first
  * plus j (n_u + 1) + i: a grid's "planes" are its rows of vertices. Local. */
 void shard_sample_grid_vertex(const shard_shape *g, int64_t i, int64_t j, double X[3]);
-/* The error of a body that samples to no particle (SHARD_EXIT_INPUT). */
+/* The error of a body that samples to no particle (SHARD_EXIT_INPUT): at its first notch when its notches took
+ * every particle, else at its shape (a spacing too coarse for it). */
 int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
 /* Initial velocity and constraint flags of a particle of body b at rest position X, c the centre of the body's
  * particles. Local. */
