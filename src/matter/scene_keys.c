@@ -480,24 +480,26 @@ static const shard_scene_field *shard_scene_find_part(const shard_scene_part *pa
     return NULL;
 }
 
-/* "unknown key (allowed: a, b; for kind cloth: c, d)": the keys of every part, those of a part with a `what`
- * after the others. */
+/* "unknown key (allowed: a, b; for kind cloth: c, d)": the keys of every part, those of parts with a `what`
+ * after the others (consecutive parts of the same `what` in one list). */
 static int shard_scene_unknown_key(shard_scene_ctx *c, const shard_scene_node *k, const char *path,
                                    const shard_scene_part *parts, int n)
 {
     char allowed[768] = "", own[256];
-    size_t used = 0;
+    size_t used = 0, own_used = 0;
     for (int p = 0; p < n; p++)
         for (size_t j = 0; j < parts[p].sec->n && !parts[p].what; j++)
             shard_list_append(allowed, sizeof allowed, &used, parts[p].sec->fields[j].key);
     for (int p = 0; p < n; p++) {
-        size_t own_used = 0;
         for (size_t j = 0; j < parts[p].sec->n && parts[p].what; j++)
             shard_list_append(own, sizeof own, &own_used, parts[p].sec->fields[j].key);
+        if (p + 1 < n && parts[p].what && parts[p + 1].what && strcmp(parts[p].what, parts[p + 1].what) == 0)
+            continue;
         if (own_used > 0 && used < sizeof allowed) {
             int w = snprintf(allowed + used, sizeof allowed - used, "; for %s: %s", parts[p].what, own);
             used += w > 0 ? (size_t)w : 0;
         }
+        own_used = 0;
     }
     return shard_scene_fail(c, k, path, "unknown key (allowed: %s)", allowed);
 }
