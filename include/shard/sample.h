@@ -93,6 +93,9 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], const 
  * does not turn (the last constraint holding it has no time window and no spin), and then in o the offset from X
  * to the nearest point of that region's surface; 0 (o = 0) otherwise. Local. */
 int shard_sample_wall(const shard_body_def *b, const double X[3], double o[3]);
+/* Whether some fixed or prescribed region of body b is in force at time t (whether or not it holds a particle).
+ * Local. */
+int shard_sample_holds_at(const shard_body_def *b, double t);
 /* Whether some constraint of body b has a time window or a spin (then the driver re-applies them at every
  * step). */
 int shard_sample_constraints_timed(const shard_body_def *b);

@@ -49,6 +49,14 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], const 
     }
 }
 
+int shard_sample_holds_at(const shard_body_def *b, double t)
+{
+    for (int k = 0; k < b->n_constraints; k++)
+        if (shard_sample_constraint_active(&b->constraints[k], t))
+            return 1;
+    return 0;
+}
+
 static int shard_sample_constraint_timed(const shard_constraint *con)
 {
     return con->start > 0.0 || con->end > con->start || con->spin[0] != 0.0 || con->spin[1] != 0.0 ||
