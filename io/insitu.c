@@ -158,4 +158,6 @@ void shard_insitu_destroy(shard_insitu **h)
     *h = NULL;
 }
 
+const char *shard_insitu_unavailable(void) { return NULL; }
+
 const char *shard_insitu_version(void) { return "on (ParaView " SHARD_PARAVIEW_VERSION ")"; }

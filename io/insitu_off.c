@@ -14,11 +14,14 @@ shard_insitu *shard_insitu_create(shard_comm *c, int n_scripts, const char *cons
     memset(err, 0, sizeof *err);
     /* Every rank sees the same n_scripts (same scene text, same command line): no communication needed. */
     if (n_scripts > 0)
-        shard_error_set(err, SHARD_EXIT_INPUT,
-                        "Catalyst is not built into this shard (rebuild with -DSHARD_WITH_CATALYST=ON and "
-                        "paraview-dev installed): cannot run catalyst script '%s'",
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot run catalyst script '%s'", shard_insitu_unavailable(),
                         scripts[0]);
     return NULL;
+}
+
+const char *shard_insitu_unavailable(void)
+{
+    return "Catalyst is not built into this shard (rebuild with -DSHARD_WITH_CATALYST=ON and paraview-dev installed)";
 }
 
 int shard_insitu_wants(const shard_insitu *h, long step) { return 0; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Command-line behaviour: --help and --version succeed; every bad command line exits with status 2 on every
-# rank, prints its message once, and does not hang.
+# rank, prints its message once, and does not hang; `shard check` names each body's shape (a cloth grid's too).
 # usage: cli.sh SHARD   (run in tests/)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -32,6 +32,7 @@ for n in 1 3; do
   check two-scenes 2 "shard: error: more than one scene given ('a.yaml' and 'b.yaml')" "$n" run a.yaml b.yaml
   check check-no-scene 2 "shard: error: check needs a scene file" "$n" check
   check endless-scene 3 "shard: error: /dev/zero: the scene file is larger than 64 MiB" "$n" check /dev/zero
+  check check-grid 0 "  sheet            grid     cloth  material cotton" "$n" check mpi/scenes/cloth_drape.yaml
   check missing-scene 3 "shard: error: no_such_scene.yaml: cannot open scene file: No such file or directory" "$n" run no_such_scene.yaml
 done
 finish

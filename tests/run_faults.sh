@@ -5,8 +5,11 @@
 #                  behaviour in the cell lists: the domain check stops the run first)
 #   out of memory  a run under a small address-space limit: exit 5, "out of memory" with the rank, the size
 #                  and the file and line that asked, once per rank that ran out (never SIGABRT)
-#   relax unsupported  a free ball with mass damping under gravity: its pseudo-dynamics settles at a terminal
-#                  speed (a = 0), which the static check refuses: exit 4, "check that the bodies are supported"
+#   relax unsupported  a free ball under gravity, with nothing that could hold it: refused before it relaxes
+#                  (exit 3, naming the ball and the relax section), not after relax.max_steps
+#   relax unsettled  a ball with mass damping whose only fixed region holds none of its particles (which scene
+#                  data cannot tell): its pseudo-dynamics settles at a terminal speed (a = 0), which the static
+#                  check refuses: exit 4, "check that the bodies are supported"
 #   inversion      a ball crushed at v = 0.5 c0 without the volume barrier: the run goes on (exit 0), one
 #                  warning names the count, the first particle, its body and position, the Final line counts
 #                  the inverted particles; with the default barrier the same impact warns of nothing
@@ -45,17 +48,28 @@ obstacles:
   - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
 YAML
 done
+cat > "$WORK/free.yaml" <<'YAML'
+run: {steps: 10}
+materials:
+  gel: {density: 1000, E: 1.0e6, nu: 0.3}
+bodies:
+  - {name: ball, material: gel, spacing: 0.02, shape: {sphere: {center: [0, 0, 1], radius: 0.1}}}
+relax: {}
+YAML
 cat > "$WORK/fall.yaml" <<'YAML'
 run: {steps: 10}
 materials:
   gel: {density: 1000, E: 1.0e6, nu: 0.3, mass_damping: 5}
 bodies:
-  - {name: ball, material: gel, spacing: 0.02, shape: {sphere: {center: [0, 0, 1], radius: 0.1}}}
+  - {name: ball, material: gel, spacing: 0.02, shape: {sphere: {center: [0, 0, 1], radius: 0.1}},
+     fixed: [{box: {min: [5, 5, 5], max: [6, 6, 6]}}]}
 relax: {max_steps: 3000}
 YAML
 for n in 1 3; do
+  out=$(mpi_run 20 "$n" "$SHARD" run "$WORK/free.yaml" --quiet 2>&1)
+  expect_once "relax unsupported at $n rank(s)" $? 3 "$out" "free.yaml:6:8: relax: body 'ball' cannot reach static equilibrium"
   out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/fall.yaml" --quiet 2>&1)
-  expect_once "relax unsupported at $n rank(s)" $? 4 "$out" "shard: error: relax:" "check that the bodies are supported"
+  expect_once "relax unsettled at $n rank(s)" $? 4 "$out" "shard: error: relax:" "check that the bodies are supported"
   out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/crush_0.yaml" 2>&1)
   expect_once "inversion warned at $n rank(s)" $? 0 "$out" "shard: warning:" \
     "particle(s) turned inside out (det J <= 0); the first, particle 0 of body 'ball', is at ("

@@ -60,6 +60,11 @@ typedef struct shard_obstacle_def {
     shard_src_loc loc;
 } shard_obstacle_def;
 
+/* The scene's word for a kind of shape ("box", "sphere", "cylinder", "mesh", "grid") and of obstacle ("plane",
+ * "sphere", "box"), as `shard check` prints them.  Static storage. Local. */
+const char *shard_shape_name(shard_shape_kind kind);
+const char *shard_obstacle_name(shard_obstacle_kind kind);
+
 /* Inside test for an analytic shape (box, sphere, cylinder; a mesh shape contains nothing here).  Boxes and
  * cylinders are half-open along their axes, so a lattice point on a face shared by two boxes belongs to exactly
  * one of them. Local. */

@@ -124,6 +124,10 @@ int shard_insitu_execute(shard_insitu *h, long step, double time, const shard_in
  * before shard_comm_finalize. */
 void shard_insitu_destroy(shard_insitu **h);
 
+/* Local: why this shard cannot run Catalyst scripts ("Catalyst is not built into this shard (...)"), or NULL when
+ * it can, so that a scene's scripts are refused where the scene names them.  Static storage. */
+const char *shard_insitu_unavailable(void);
+
 /* Local: "on (ParaView 5.11.0)" or "off", for `shard --version`.  Static storage. */
 const char *shard_insitu_version(void);
 

@@ -256,12 +256,18 @@ typedef struct shard_matter_collision {
  *   body, body_bytes        the keys of its bodies beyond the common ones (name, kind, material, shape, spacing,
  *                           ...), read into a struct of body_bytes (shard_body_def.kind_def; defaults when
  *                           absent); a key of another kind's table gets a message naming that kind
+ *   body_shared             keys of the body record itself (shard_body_def) that only some kinds take, as a
+ *                           table the scene reader provides (src/matter/scene_bodies.h: shard_scene_lattice_keys,
+ *                           `sampling`, for kinds whose bodies are sampled from a lattice); NULL: none.  A body of
+ *                           a kind without it gets the message naming the kinds that have it, and the record keeps
+ *                           its zero
  *   section, scene_keys, section_bytes   a top-level section of its own (`rigid:`), read into a struct of
  *                           section_bytes that shard_matter_section() returns (defaults when absent) */
 struct shard_scene_section;
 typedef struct shard_matter_keys {
     const struct shard_scene_section *body;
     size_t body_bytes;
+    const struct shard_scene_section *body_shared;
     const char *section;
     const struct shard_scene_section *scene_keys;
     size_t section_bytes;

@@ -32,6 +32,10 @@
 #define SHARD_SAMPLE_BYTES_PER_PARTICLE 1000.0
 /* The most lattice points of a body's bounding box that sampling tests (2^40, minutes of work). */
 #define SHARD_SAMPLE_MAX_POINTS 1099511627776.0
+/* How far from the origin a body may reach, m, whatever its spacing: far beyond any physical scene, and near
+ * enough that the squared distances, volumes, masses and energies of its particles stay well inside the range of
+ * doubles (a cube of 1e200 m has an infinite volume; a sphere of that radius, no point inside). */
+#define SHARD_SAMPLE_MAX_REACH 1e50
 
 typedef struct shard_sampled {
     size_t n;
@@ -72,7 +76,8 @@ int shard_sample_body_surface(const shard_scene *scene, int b, double **pts, siz
 /* Vertex (i, j) of a grid shape (a cloth's): corner + i/n_u u + j/n_v v.  Its global id is the body's first
  * plus j (n_u + 1) + i: a grid's "planes" are its rows of vertices. Local. */
 void shard_sample_grid_vertex(const shard_shape *g, int64_t i, int64_t j, double X[3]);
-/* The error of a body that samples to no particle (SHARD_EXIT_INPUT). */
+/* The error of a body that samples to no particle (SHARD_EXIT_INPUT): at its first notch when its notches took
+ * every particle, else at its shape (a spacing too coarse for it). */
 int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err);
 /* Initial velocity and constraint flags of a particle of body b at rest position X, c the centre of the body's
  * particles. Local. */
@@ -88,6 +93,9 @@ void shard_sample_constraints(const shard_body_def *b, const double X[3], const 
  * does not turn (the last constraint holding it has no time window and no spin), and then in o the offset from X
  * to the nearest point of that region's surface; 0 (o = 0) otherwise. Local. */
 int shard_sample_wall(const shard_body_def *b, const double X[3], double o[3]);
+/* Whether some fixed or prescribed region of body b is in force at time t (whether or not it holds a particle).
+ * Local. */
+int shard_sample_holds_at(const shard_body_def *b, double t);
 /* Whether some constraint of body b has a time window or a spin (then the driver re-applies them at every
  * step). */
 int shard_sample_constraints_timed(const shard_body_def *b);

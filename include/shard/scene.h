@@ -223,6 +223,7 @@ typedef struct shard_scene {
     shard_balance_def balance;
     int n_catalyst;
     shard_catalyst_def catalyst[SHARD_CATALYST_MAX];
+    shard_src_loc catalyst_loc; /* the `catalyst` section, key "catalyst" (when n_catalyst > 0) */
 } shard_scene;
 
 /* Parses and validates `text` (the contents of `path`) with this build's table of kinds of matter (matter.h).

@@ -5,6 +5,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Switches without a default: a kind added to the enums and not named here is a compiler warning (-Wswitch). */
+const char *shard_shape_name(shard_shape_kind kind)
+{
+    switch (kind) {
+    case SHARD_SHAPE_BOX:
+        return "box";
+    case SHARD_SHAPE_SPHERE:
+        return "sphere";
+    case SHARD_SHAPE_CYLINDER:
+        return "cylinder";
+    case SHARD_SHAPE_MESH:
+        return "mesh";
+    case SHARD_SHAPE_GRID:
+        return "grid";
+    }
+    return "?";
+}
+
+const char *shard_obstacle_name(shard_obstacle_kind kind)
+{
+    switch (kind) {
+    case SHARD_OBSTACLE_PLANE:
+        return "plane";
+    case SHARD_OBSTACLE_SPHERE:
+        return "sphere";
+    case SHARD_OBSTACLE_BOX:
+        return "box";
+    }
+    return "?";
+}
+
 int shard_shape_contains(const shard_shape *s, const double p[3])
 {
     switch (s->kind) {

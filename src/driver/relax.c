@@ -28,10 +28,12 @@
  * (contact springs that are not yet closed at the start, mass damping), so a contact that closes later is
  * still resolved.  A given run.dt is used as it is.  Its steps are not time steps of the run: time and step stay 0, and
  * the dynamic run starts from the relaxed positions at rest.
+ * Before any of this, shard_sim_relax_check refuses from scene data a scene that nothing can support (below).
  */
 #include "sim_impl.h"
 
 #include "shard/hash.h"
+#include "shard/sample.h"
 #include "shard/xsum.h"
 
 #include <math.h>
@@ -345,6 +347,42 @@ static long shard_sim_relax_cg(shard_sim *s, int quiet, double *res_out, double 
     s->relax.iterations = it;
     *res_out = res, *r0_out = r0;
     return evals;
+}
+
+/* The total force on the free particles is the sum of the external forces (the internal ones cancel): with
+ * nothing that can push back (no obstacle, no held region) and no traction at the start, it is M g, so a scene
+ * with gravity falls as a whole for ever.  Held regions and tractions count when they are in force at the start,
+ * whatever they hold (scene data cannot tell, and a traction might balance gravity); the stage itself finds
+ * what this cannot decide (it stops at max_steps). */
+int shard_sim_relax_check(const shard_scene *sc, shard_error *err)
+{
+    const double *g = sc->run.gravity;
+    if (!sc->relax.enabled || sc->n_obstacles > 0 || (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0))
+        return 0;
+    char names[256] = "";
+    size_t used = 0;
+    for (int b = 0; b < sc->n_bodies; b++) {
+        const shard_body_def *bd = &sc->bodies[b];
+        if (shard_sample_holds_at(bd, 0.0))
+            return 0;
+        for (int k = 0; k < bd->n_tractions; k++)
+            if (bd->tractions[k].start <= 0.0)
+                return 0;
+        int w = snprintf(names + used, sizeof names - used, "%s'%s'", b ? ", " : "", bd->name);
+        used += w > 0 && (size_t)w < sizeof names - used ? (size_t)w : 0;
+    }
+    if (sc->n_bodies == 1)
+        return shard_error_at(err, sc->path, &sc->relax.loc,
+                              "body %s cannot reach static equilibrium: nothing holds it (no fixed or prescribed "
+                              "region, no obstacle, no other body to rest on) while gravity pulls it, so it would "
+                              "fall for ever: give it a support (an obstacle or a fixed region) or leave out the "
+                              "relax section",
+                              names);
+    return shard_error_at(err, sc->path, &sc->relax.loc,
+                          "bodies %s cannot reach static equilibrium: nothing holds them (no fixed or prescribed "
+                          "region, no obstacle) while gravity pulls them, so they would fall for ever together: "
+                          "give them a support (an obstacle or a fixed region) or leave out the relax section",
+                          names);
 }
 
 int shard_sim_relax(shard_sim *s, int quiet, shard_error *err)

@@ -309,8 +309,6 @@ void shard_sim_summary(shard_sim *s)
     if (shard_comm_rank(s->comm) != 0)
         return;
     const shard_scene *sc = &s->scene;
-    static const char *shape_names[] = {"box", "sphere", "cylinder", "mesh"};
-    static const char *obstacle_names[] = {"plane", "sphere", "box"};
     printf("Scene %s: OK\n", sc->path);
     printf("Materials (%d):\n", sc->n_materials);
     for (int m = 0; m < sc->n_materials; m++) {
@@ -329,12 +327,12 @@ void shard_sim_summary(shard_sim *s)
         if (m->describe)
             m->describe(sc, b, more, sizeof more);
         printf("  %-16s %-8s %-6s material %-12s spacing %g m, %s%s%lld particles\n", bd->name,
-               shape_names[bd->shape.kind], bd->kind, sc->materials[bd->material].name, bd->spacing, more,
+               shard_shape_name(bd->shape.kind), bd->kind, sc->materials[bd->material].name, bd->spacing, more,
                more[0] ? ", " : "", (long long)s->body_count[b]);
     }
     printf("Obstacles (%d):\n", sc->n_obstacles);
     for (int o = 0; o < sc->n_obstacles; o++)
-        printf("  %-16s %s, friction %g\n", sc->obstacles[o].name, obstacle_names[sc->obstacles[o].kind],
+        printf("  %-16s %s, friction %g\n", sc->obstacles[o].name, shard_obstacle_name(sc->obstacles[o].kind),
                sc->obstacles[o].friction);
     printf("Particles: %lld, bonds: %lld (%.2f per particle)\n", (long long)s->n_global, (long long)s->n_bonds_global,
            (double)s->n_bonds_global / (double)s->n_global);

@@ -461,6 +461,15 @@ static void shard_sim_io_setup(shard_sim *s)
 #endif
 }
 
+int shard_sim_insitu_check(const shard_scene *sc, shard_error *err)
+{
+    const char *why = shard_insitu_unavailable();
+    if (sc->n_catalyst > 0 && why)
+        return shard_error_at(err, sc->path, &sc->catalyst_loc, "%s: cannot run the catalyst script '%s'", why,
+                              sc->catalyst[0].script);
+    return 0;
+}
+
 /* Starts Catalyst with the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
 static int shard_sim_insitu_setup(shard_sim *s, const shard_overrides *ov, shard_error *err)
 {

@@ -150,8 +150,9 @@ static shard_sim *shard_sim_alloc(shard_comm *c)
 }
 
 /* The common start of both paths: rank 0's scene text to every rank, which parses it (every rank parses the same
- * text and so reaches the same verdict: no communication needed), the command line's overrides, the meshes, the
- * modules and force terms (modules.c), the sizes, the time step and the contact distances.  0 or the same error on
+ * text and so reaches the same verdict: no communication needed), the command line's overrides, Catalyst scripts
+ * that this build cannot run, the meshes, the modules and force terms (modules.c), a relax section that cannot
+ * settle (relax.c), the sizes, the time step and the contact distances.  0 or the same error on
  * every rank.  Collective (the text's broadcast). */
 static int shard_sim_build_scene(shard_sim *s, const char *path, const char *text, size_t len,
                                  const shard_overrides *ov, const shard_sim_tables *tables, shard_error *err)
@@ -169,9 +170,13 @@ static int shard_sim_build_scene(shard_sim *s, const char *path, const char *tex
     if (!rc)
         rc = shard_sim_apply_overrides(&s->scene, ov, err);
     if (!rc)
+        rc = shard_sim_insitu_check(&s->scene, err);
+    if (!rc)
         rc = shard_sim_load_meshes(&s->scene, err);
     if (!rc)
         rc = shard_sim_modules_build(s, tables, err);
+    if (!rc)
+        rc = shard_sim_relax_check(&s->scene, err);
     /* Absurd sizes first (a spacing of 1e-200 is a size problem before it is a time-step one). */
     if (!rc)
         rc = shard_sample_check_sizes(&s->scene, shard_comm_size(c), err);

@@ -24,6 +24,9 @@ typedef struct shard_sim_output_state {
 /* The output and checkpoint writers of the scene's sections (nothing is created on disk yet) and Catalyst with
  * the scene's scripts and the command line's.  Collective; 0 or an error on every rank. */
 int shard_sim_output_setup(shard_sim *s, const shard_overrides *ov, shard_error *err);
+/* The scene's Catalyst scripts in a shard that cannot run them: an error at the scene's `catalyst` section, from
+ * scene data alone (before anything is sampled).  0 or SHARD_EXIT_INPUT.  Local. */
+int shard_sim_insitu_check(const shard_scene *sc, shard_error *err);
 /* Frees the part (shard_sim_destroy).  Local. */
 void shard_sim_output_free(shard_sim *s);
 

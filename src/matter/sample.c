@@ -228,20 +228,29 @@ double shard_sample_domain(const shard_scene *scene)
     return ldexp(s, 40);
 }
 
-/* A body must lie within the run's domain (sample.h): farther out, lattice points lose their spacing to
- * round-off and cell lists their integers. */
-static int shard_sample_check_domain(const shard_scene *scene, const shard_body_def *b, const double lo[3],
-                                     const double hi[3], shard_error *err)
+/* The checks of a body's size before any point is made (its bounding box lo, hi and its volume; `already`
+ * particles before it, `ranks` share them): first within SHARD_SAMPLE_MAX_REACH of the origin (sample.h: farther
+ * out its squared distances, volumes and masses overflow, whatever its spacing), then the particles and lattice
+ * points its spacing asks for, then within the run's domain (sample.h: farther out, lattice points lose their
+ * spacing to round-off and cell lists their integers). */
+static int shard_sample_check_body(const shard_scene *scene, const shard_body_def *b, const double lo[3],
+                                   const double hi[3], double volume, size_t already, int ranks, shard_error *err)
 {
     double far = 0.0, domain = shard_sample_domain(scene);
     for (int k = 0; k < 3; k++)
         far = fmax(far, fmax(fabs(lo[k]), fabs(hi[k])));
-    if (!(far <= domain))
+    if (!(far <= SHARD_SAMPLE_MAX_REACH))
+        return shard_error_at(err, scene->path, &b->shape.loc,
+                              "body '%s' reaches %g m from the origin, beyond the %g m a run can hold (farther out, "
+                              "its squared distances, volumes and masses would overflow)",
+                              b->name, far, SHARD_SAMPLE_MAX_REACH);
+    int rc = shard_sample_check_size(scene, b, lo, hi, volume, already, ranks, err);
+    if (!rc && !(far <= domain))
         return shard_error_at(err, scene->path, &b->shape.loc,
                               "body '%s' reaches %g m from the origin, beyond the %g m (2^40 of the smallest "
                               "spacing) a run can hold",
                               b->name, far, domain);
-    return 0;
+    return rc;
 }
 
 int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *err)
@@ -254,9 +263,7 @@ int shard_sample_check_sizes(const shard_scene *scene, int ranks, shard_error *e
         double lo[3], hi[3], s = b->spacing;
         shard_shape_bounds(&b->shape, lo, hi);
         size_t already = total < (double)SIZE_MAX ? (size_t)total : SIZE_MAX;
-        int rc = shard_sample_check_size(scene, b, lo, hi, shard_sample_volume(&b->shape), already, ranks, err);
-        if (!rc)
-            rc = shard_sample_check_domain(scene, b, lo, hi, err);
+        int rc = shard_sample_check_body(scene, b, lo, hi, shard_sample_volume(&b->shape), already, ranks, err);
         if (rc)
             return rc;
         total += shard_sample_volume(&b->shape) / (s * s * s);
@@ -287,8 +294,8 @@ static void shard_sample_notch_points(const shard_body_def *b, double *pts, int6
     *n = m;
 }
 
-/* A body's lattice, with the size and domain checks made before any point is: `already` particles come before
- * it, `ranks` share them. */
+/* A body's lattice, with the checks of its size made before any point is (shard_sample_check_body; none
+ * without err): `already` particles come before it, `ranks` share them. */
 static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_def *b, size_t already, int ranks,
                                    shard_sample_lattice *L, shard_error *err)
 {
@@ -301,15 +308,15 @@ static int shard_sample_lattice_of(const shard_scene *scene, const shard_body_de
     } else {
         L->mesh = b->shape.mesh; /* loaded with the scene (mesh_io.h) */
         if (!L->mesh)
-            return shard_error_at(err, scene->path, &b->shape.file_loc, "'%s': the mesh was not loaded", b->shape.file);
+            return err ? shard_error_at(err, scene->path, &b->shape.file_loc, "'%s': the mesh was not loaded",
+                                        b->shape.file)
+                       : SHARD_EXIT_INPUT;
         shard_mesh_bounds(L->mesh, L->lo, hi);
         L->volume = b->surface ? (double)L->mesh->n_vertices * b->spacing * b->spacing * b->spacing
                                : fabs(shard_mesh_volume(L->mesh));
     }
-    if (!rc)
-        rc = shard_sample_check_size(scene, b, L->lo, hi, L->volume, already, ranks, err);
-    if (!rc)
-        rc = shard_sample_check_domain(scene, b, L->lo, hi, err);
+    if (err)
+        rc = shard_sample_check_body(scene, b, L->lo, hi, L->volume, already, ranks, err);
     for (int k = 0; k < 3 && !rc; k++)
         L->dim[k] = (int64_t)ceil((hi[k] - L->lo[k]) / b->spacing);
     if (!rc && b->shape.kind == SHARD_SHAPE_GRID) { /* its "planes" are its rows of vertices */
@@ -414,78 +421,6 @@ int shard_sample_body_surface(const shard_scene *scene, int bi, double **pts, si
     return rc;
 }
 
-/* v = u + w x r: a point at r from an axis that moves with u and turns at w. */
-static void shard_sample_turning(const double u[3], const double w[3], const double r[3], double v[3])
-{
-    v[0] = u[0] + w[1] * r[2] - w[2] * r[1];
-    v[1] = u[1] + w[2] * r[0] - w[0] * r[2];
-    v[2] = u[2] + w[0] * r[1] - w[1] * r[0];
-}
-
-void shard_sample_motion(const shard_body_def *b, const double c[3], const double X[3], double v[3], double vpres[3],
-                         uint32_t *flags)
-{
-    double r[3] = {X[0] - c[0], X[1] - c[1], X[2] - c[2]};
-    shard_sample_turning(b->velocity, b->angular_velocity, r, v);
-    *flags = 0;
-    shard_sample_constraints(b, X, X, 0.0, vpres, flags);
-    if (*flags & SHARD_PF_PRESCRIBED)
-        memcpy(v, vpres, 3 * sizeof *v);
-}
-
-static int shard_sample_constraint_active(const shard_constraint *con, double t)
-{
-    return t >= con->start && (con->end <= con->start || t < con->end);
-}
-
-void shard_sample_constraints(const shard_body_def *b, const double X[3], const double x[3], double t, double vpres[3],
-                              uint32_t *flags)
-{
-    *flags &= ~(uint32_t)SHARD_PF_PRESCRIBED;
-    vpres[0] = vpres[1] = vpres[2] = 0.0;
-    for (int k = 0; k < b->n_constraints; k++) { /* the last one that holds the particle at t wins */
-        const shard_constraint *con = &b->constraints[k];
-        if (shard_sample_constraint_active(con, t) && shard_shape_contains(&con->region, X)) {
-            *flags |= SHARD_PF_PRESCRIBED;
-            double r[3];
-            for (int c = 0; c < 3; c++)
-                r[c] = x[c] - (con->center[c] + con->velocity[c] * (t - con->start));
-            shard_sample_turning(con->velocity, con->spin, r, vpres);
-        }
-    }
-}
-
-static int shard_sample_constraint_timed(const shard_constraint *con)
-{
-    return con->start > 0.0 || con->end > con->start || con->spin[0] != 0.0 || con->spin[1] != 0.0 ||
-           con->spin[2] != 0.0;
-}
-
-int shard_sample_wall(const shard_body_def *b, const double X[3], double o[3])
-{
-    o[0] = o[1] = o[2] = 0.0;
-    for (int k = b->n_constraints - 1; k >= 0; k--) {
-        const shard_constraint *con = &b->constraints[k];
-        if (!shard_shape_contains(&con->region, X))
-            continue;
-        if (shard_sample_constraint_timed(con))
-            return 0;
-        double n[3], d = shard_shape_surface(&con->region, X, n); /* positive inside, n outwards */
-        for (int c = 0; c < 3; c++)
-            o[c] = d * n[c];
-        return 1;
-    }
-    return 0;
-}
-
-int shard_sample_constraints_timed(const shard_body_def *b)
-{
-    for (int k = 0; k < b->n_constraints; k++)
-        if (shard_sample_constraint_timed(&b->constraints[k]))
-            return 1;
-    return 0;
-}
-
 int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -541,9 +476,33 @@ int shard_sample_scene(const shard_scene *scene, shard_sampled *out, shard_error
     return 0;
 }
 
+/* Whether a body that samples to no particle has lattice points without its notches: then they took every one.
+ * Its planes are sampled one by one until one has a point. */
+static int shard_sample_notched_away(const shard_scene *scene, const shard_body_def *b)
+{
+    shard_body_def whole = *b;
+    whole.n_notches = 0;
+    shard_sample_lattice L;
+    size_t m = 0;
+    if (b->n_notches == 0 || shard_sample_lattice_of(scene, &whole, 0, 1, &L, NULL))
+        return 0;
+    for (int64_t k = 0; k < L.dim[2] && m == 0; k++) {
+        double *pts = NULL;
+        int64_t *pl = NULL;
+        shard_sample_body_planes(&whole, &L, k, k + 1, &pts, &pl, &m);
+        free(pts), free(pl);
+    }
+    return m > 0;
+}
+
 int shard_sample_empty_body(const shard_scene *scene, int b, shard_error *err)
 {
     const shard_body_def *bd = &scene->bodies[b];
+    if (shard_sample_notched_away(scene, bd))
+        return shard_error_at(err, scene->path, &bd->notches[0].loc,
+                              "body '%s' has no particle outside its notches (a notch removes the particles strictly "
+                              "inside it)",
+                              bd->name);
     return shard_error_at(err, scene->path, &bd->shape.loc,
                           "body '%s' samples to zero particles (spacing %g is too coarse for its shape)", bd->name,
                           bd->spacing);

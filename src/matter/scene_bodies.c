@@ -390,10 +390,6 @@ static const shard_scene_field body_rows[] = {
      .offset = offsetof(shard_body_def, spacing),
      .r = SHARD_KEY_GT(0),
      .loc_offset = SHARD_KEY_OFF1(shard_body_def, spacing_loc)},
-    {.key = "sampling",
-     .kind = SHARD_KEY_CHOICE,
-     .offset = offsetof(shard_body_def, sampling),
-     SHARD_KEY_CHOICES([SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface")},
     {.key = "velocity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_body_def, velocity)},
     {.key = "angular_velocity", .kind = SHARD_KEY_VEC3, .offset = offsetof(shard_body_def, angular_velocity)},
     {.key = "fixed", .kind = SHARD_KEY_CUSTOM, .parse = shard_scene_parse_fixed},
@@ -427,6 +423,14 @@ static int shard_scene_check_body(shard_scene_ctx *c, const shard_scene_node *no
 }
 static const shard_scene_section body_section = SHARD_KEY_SECTION(body_rows, 0, shard_scene_check_body);
 
+static const shard_scene_field lattice_rows[] = {
+    {.key = "sampling",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_body_def, sampling),
+     SHARD_KEY_CHOICES([SHARD_SAMPLING_LATTICE] = "lattice", [SHARD_SAMPLING_SURFACE] = "surface")},
+};
+const shard_scene_section shard_scene_lattice_keys = SHARD_KEY_SECTION(lattice_rows, 0, NULL);
+
 /* The module of a body by its `kind` (before its other keys: they depend on it), or a failure naming the kinds of
  * the scene's table. */
 static int shard_scene_body_module(shard_scene_ctx *c, const shard_scene_node *node, const char *path, int *module)
@@ -450,25 +454,39 @@ static int shard_scene_body_module(shard_scene_ctx *c, const shard_scene_node *n
                             known);
 }
 
-/* A key that only another kind's bodies have: a message that names that kind. */
+/* Whether a kind's bodies take `key` beyond the common keys (its own table or a shared one, matter.h). */
+static bool shard_scene_kind_has(const shard_matter *m, const char *key)
+{
+    const shard_matter_keys *mk = m->keys;
+    return mk && ((mk->body && shard_scene_section_has(mk->body, key)) ||
+                  (mk->body_shared && shard_scene_section_has(mk->body_shared, key)));
+}
+
+/* A key that only other kinds' bodies have: a message that names those kinds ("'solid' or 'rigid'"). */
 static int shard_scene_other_kinds_key(shard_scene_ctx *c, const shard_scene_node *node, const char *path, int module)
 {
     const shard_scene *s = c->user;
-    const shard_matter_keys *own = s->modules[module]->keys;
     for (size_t i = 0; i + 1 < node->n; i += 2) {
         const shard_scene_node *k = node->kids[i];
         if (k->type != SHARD_YAML_SCALAR || shard_scene_section_has(&body_section, k->text) ||
-            (own && own->body && shard_scene_section_has(own->body, k->text)))
+            shard_scene_kind_has(s->modules[module], k->text))
             continue;
-        for (int m = 0; m < s->n_modules; m++) {
-            const shard_matter_keys *mk = s->modules[m]->keys;
-            if (m == module || !mk || !mk->body || !shard_scene_section_has(mk->body, k->text))
-                continue;
-            char sub[SHARD_KEY_PATH_MAX];
-            shard_scene_child_path(sub, path, k->text);
-            return shard_scene_fail(c, k, sub, "is a key of bodies of kind '%s', and this body is of kind '%s'",
-                                    s->modules[m]->kind, s->modules[module]->kind);
+        int has[SHARD_MATTER_MAX], n = 0;
+        for (int m = 0; m < s->n_modules; m++)
+            if (m != module && shard_scene_kind_has(s->modules[m], k->text))
+                has[n++] = m;
+        if (n == 0)
+            continue;
+        char kinds[256] = "";
+        for (int j = 0; j < n; j++) {
+            size_t used = strlen(kinds);
+            snprintf(kinds + used, sizeof kinds - used, "%s'%s'", j == 0 ? "" : j + 1 == n ? " or " : ", ",
+                     s->modules[has[j]]->kind);
         }
+        char sub[SHARD_KEY_PATH_MAX];
+        shard_scene_child_path(sub, path, k->text);
+        return shard_scene_fail(c, k, sub, "is a key of bodies of kind %s, and this body is of kind '%s'", kinds,
+                                s->modules[module]->kind);
     }
     return 0;
 }
@@ -506,8 +524,10 @@ static int shard_scene_parse_body(shard_scene_ctx *c, const shard_scene_node *no
     b->surface = (m->flags & SHARD_MATTER_SURFACE) != 0;
     char what[SHARD_KIND_MAX + 8];
     snprintf(what, sizeof what, "kind %s", m->kind);
-    shard_scene_part parts[2] = {{.sec = &body_section, .base = b}};
+    shard_scene_part parts[3] = {{.sec = &body_section, .base = b}};
     int n = 1;
+    if (m->keys && m->keys->body_shared)
+        parts[n++] = (shard_scene_part){.sec = m->keys->body_shared, .base = b, .what = what};
     if (m->keys && m->keys->body) {
         b->kind_def = shard_calloc(1, m->keys->body_bytes);
         parts[n++] = (shard_scene_part){.sec = m->keys->body, .base = b->kind_def, .what = what};

@@ -8,6 +8,10 @@
 #include "scene_keys.h"
 #include "shard/scene.h"
 
+/* The keys of bodies sampled from a lattice (`sampling`: lattice or surface fitted), rows of shard_body_def: the
+ * body_shared table (matter.h) of the kinds whose bodies are (solid, rigid), not of surfaces. */
+extern const shard_scene_section shard_scene_lattice_keys;
+
 /* materials: a mapping of names to materials (at least one). */
 int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
 /* bodies: a sequence of bodies (at least one), after the materials. */

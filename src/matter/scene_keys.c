@@ -414,6 +414,17 @@ static void shard_scene_describe_range(char buf[96], const shard_scene_range *r)
         snprintf(buf, 96, "must be %s %s", r->hi_kind == ')' ? "<" : "<=", shard_scene_fmt_num(a, r->hi));
 }
 
+/* The integers a row allows, "[lo, hi]": its range rounded inwards to integers, within +-SHARD_KEY_INT_MAX. */
+static void shard_scene_describe_int_range(char buf[96], const shard_scene_range *r)
+{
+    double lo = -SHARD_KEY_INT_MAX, hi = SHARD_KEY_INT_MAX;
+    if (r->lo_kind)
+        lo = fmax(lo, r->lo_kind == '(' ? floor(r->lo) + 1.0 : ceil(r->lo));
+    if (r->hi_kind)
+        hi = fmin(hi, r->hi_kind == ')' ? ceil(r->hi) - 1.0 : floor(r->hi));
+    snprintf(buf, 96, "[%.0f, %.0f]", lo, hi);
+}
+
 const shard_scene_node *shard_scene_map_get(const shard_scene_node *map, const char *key,
                                             const shard_scene_node **key_node)
 {
@@ -469,24 +480,26 @@ static const shard_scene_field *shard_scene_find_part(const shard_scene_part *pa
     return NULL;
 }
 
-/* "unknown key (allowed: a, b; for kind cloth: c, d)": the keys of every part, those of a part with a `what`
- * after the others. */
+/* "unknown key (allowed: a, b; for kind cloth: c, d)": the keys of every part, those of parts with a `what`
+ * after the others (consecutive parts of the same `what` in one list). */
 static int shard_scene_unknown_key(shard_scene_ctx *c, const shard_scene_node *k, const char *path,
                                    const shard_scene_part *parts, int n)
 {
     char allowed[768] = "", own[256];
-    size_t used = 0;
+    size_t used = 0, own_used = 0;
     for (int p = 0; p < n; p++)
         for (size_t j = 0; j < parts[p].sec->n && !parts[p].what; j++)
             shard_list_append(allowed, sizeof allowed, &used, parts[p].sec->fields[j].key);
     for (int p = 0; p < n; p++) {
-        size_t own_used = 0;
         for (size_t j = 0; j < parts[p].sec->n && parts[p].what; j++)
             shard_list_append(own, sizeof own, &own_used, parts[p].sec->fields[j].key);
+        if (p + 1 < n && parts[p].what && parts[p + 1].what && strcmp(parts[p].what, parts[p + 1].what) == 0)
+            continue;
         if (own_used > 0 && used < sizeof allowed) {
             int w = snprintf(allowed + used, sizeof allowed - used, "; for %s: %s", parts[p].what, own);
             used += w > 0 ? (size_t)w : 0;
         }
+        own_used = 0;
     }
     return shard_scene_fail(c, k, path, "unknown key (allowed: %s)", allowed);
 }
@@ -544,8 +557,13 @@ static int shard_scene_parse_field(shard_scene_ctx *c, const shard_scene_node *v
     case SHARD_KEY_INT:
         if ((rc = shard_scene_get_number(c, val, path, false, &v, NULL)))
             return rc;
-        if (v != floor(v) || fabs(v) > 9007199254740992.0)
+        if (v != floor(v))
             return shard_scene_fail(c, val, path, "expected an integer, got %s", shard_scene_describe(what, val));
+        if (fabs(v) > SHARD_KEY_INT_MAX) {
+            shard_scene_describe_int_range(rng, &f->r);
+            return shard_scene_fail(c, val, path, "out of range: must be an integer in %s, got %s", rng,
+                                    shard_scene_describe(what, val));
+        }
         if (!shard_scene_in_range(&f->r, v)) {
             shard_scene_describe_range(rng, &f->r);
             return shard_scene_fail(c, val, path, "%s, got %s", rng, shard_scene_fmt_num(num, v));

@@ -117,13 +117,17 @@ int shard_scene_resolve_path(shard_scene_ctx *c, const shard_scene_node *node, c
 
 typedef enum shard_scene_field_kind {
     SHARD_KEY_NUMBER, /* double */
-    SHARD_KEY_INT,    /* long; the text may be any number with an integral value */
+    SHARD_KEY_INT,    /* long; the text may be any number with an integral value, at most SHARD_KEY_INT_MAX in
+                       * magnitude (farther out, doubles no longer hold every integer) */
     SHARD_KEY_VEC3,   /* double[3] */
     SHARD_KEY_STRING, /* char[size] */
     SHARD_KEY_MAP,    /* a nested section whose struct sits at offset (often 0: the same struct) */
     SHARD_KEY_CHOICE, /* int: the index of the word given among choices[0..n_choices) */
     SHARD_KEY_CUSTOM, /* parse(ctx, value node, key path, base + offset) */
 } shard_scene_field_kind;
+
+/* The largest magnitude of a SHARD_KEY_INT value: 2^53. */
+#define SHARD_KEY_INT_MAX 9007199254740992.0
 
 enum {
     SHARD_KEY_REQUIRED = 1, /* for a group: one member must be given */

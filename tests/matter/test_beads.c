@@ -241,8 +241,13 @@ static void test_keys(const shard_matter *const *modules, int n)
     snprintf(body, sizeof body, "kind: beads, %s, stiffness: 10, colour: red", box);
     expect_keys(modules, n, body,
                 "beads.yaml:5:114: bodies[0].colour: unknown key (allowed: name, kind, material, shape, spacing, "
-                "sampling, velocity, angular_velocity, fixed, prescribed, notches, tractions; for kind beads: "
-                "stiffness, reach)");
+                "velocity, angular_velocity, fixed, prescribed, notches, tractions; for kind beads: stiffness, "
+                "reach)");
+    /* a key of the body record that only some kinds take (matter.h, body_shared) names all of them */
+    snprintf(body, sizeof body, "kind: beads, %s, stiffness: 10, sampling: surface", box);
+    expect_keys(modules, n, body,
+                "beads.yaml:5:114: bodies[0].sampling: is a key of bodies of kind 'solid' or 'rigid', and this body "
+                "is of kind 'beads'");
 }
 
 int main(int argc, char **argv)

@@ -290,8 +290,9 @@ static void test_errors(void)
      * another kind names that kind, and a kind's section is a top-level key */
     expect_error(HEAD "bodies:\n  - {material: steel, shape: {box: {min: [0, 0, 0], max: [1, 1, 1]}}, spacing: 1, "
                       "colour: red}\n",
-                 "s.yaml:6:83: bodies[0].colour: unknown key (allowed: name, kind, material, shape, spacing, sampling, "
-                 "velocity, angular_velocity, fixed, prescribed, notches, tractions; for kind solid: support, clamp)");
+                 "s.yaml:6:83: bodies[0].colour: unknown key (allowed: name, kind, material, shape, spacing, "
+                 "velocity, angular_velocity, fixed, prescribed, notches, tractions; for kind solid: sampling, "
+                 "support, clamp)");
     expect_error(HEAD "bodies:\n  - {material: steel, shape: {box: {min: [0, 0, 0], max: [1, 1, 1]}}, spacing: 1, "
                       "thickness: 0.1}\n",
                  "s.yaml:6:83: bodies[0].thickness: is a key of bodies of kind 'cloth', and this body is of kind "

@@ -13,6 +13,7 @@
 
 #include "rigid/rigid.h"
 #include "rigid/rigid_contact.h"
+#include "scene_bodies.h"
 #include "scene_keys.h"
 #include "shard/rotation.h"
 
@@ -480,6 +481,7 @@ static const shard_scene_section shard_matter_rigid_section_keys =
     SHARD_KEY_SECTION(shard_matter_rigid_section_rows, 0, NULL);
 static const shard_matter_keys shard_matter_rigid_keys = {.body = &shard_matter_rigid_body_keys,
                                                           .body_bytes = sizeof(shard_rigid_body_def),
+                                                          .body_shared = &shard_scene_lattice_keys,
                                                           .section = "rigid",
                                                           .scene_keys = &shard_matter_rigid_section_keys,
                                                           .section_bytes = sizeof(shard_rigid_def)};

@@ -5,6 +5,7 @@
  * h = support x spacing. */
 #include "shard/matter.h"
 
+#include "scene_bodies.h"
 #include "scene_keys.h"
 #include "shard/sample.h"
 #include "solid/solid.h"
@@ -218,7 +219,8 @@ static const shard_scene_field shard_matter_solid_key_rows[] = {
 };
 static const shard_scene_section shard_matter_solid_body_keys = SHARD_KEY_SECTION(shard_matter_solid_key_rows, 0, NULL);
 static const shard_matter_keys shard_matter_solid_keys = {.body = &shard_matter_solid_body_keys,
-                                                          .body_bytes = sizeof(shard_solid_def)};
+                                                          .body_bytes = sizeof(shard_solid_def),
+                                                          .body_shared = &shard_scene_lattice_keys};
 
 static const shard_force_term shard_matter_solid_force = {
     .name = "solid",
