@@ -1,4 +1,5 @@
-/* Scene keys: the YAML tree of a scene file and the key-table engine that reads a mapping of it into a C struct.
+/* Scene keys: the YAML tree of a scene file (built in scene_yaml.c) and the key-table engine that reads a mapping
+ * of it into a C struct (scene_keys.c).
  *
  * The engine knows no section of Shard's scene: a caller describes a section as a table of rows (the key, its
  * type, where the value lands in the caller's struct, its range and default) and the engine does the rest:
@@ -71,6 +72,11 @@ typedef struct shard_scene_ctx {
     shard_error *err;
     void *user; /* the caller's state, for its custom parsers and checks (the scene reader: the scene) */
 } shard_scene_ctx;
+
+/* The deepest nesting of mappings and sequences the tree builder takes (a scene uses about 6 levels): a deeper
+ * one is refused at the first node past it, before libfyaml reads further (10^6 nested brackets would otherwise
+ * cost seconds and hundreds of MB before any other check). */
+#define SHARD_YAML_MAX_DEPTH 64
 
 /* A NUL-terminated copy of s[0..len). */
 char *shard_scene_dup_text(const char *s, size_t len);
