@@ -178,6 +178,24 @@ static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, c
     return 0;
 }
 
+int shard_scene_check_printable(shard_scene_ctx *c, const shard_scene_node *n, const char *path)
+{
+    long at = shard_text_control(n->text, n->len);
+    if (at < 0)
+        return 0;
+    long chars = 1; /* the character's position, counted in characters (UTF-8 lead bytes) */
+    for (long i = 0; i < at; i++)
+        chars += ((unsigned char)n->text[i] & 0xC0) != 0x80;
+    unsigned char b = (unsigned char)n->text[at];
+    char code[16];
+    if (b == 0xc2) /* a C1 control, U+0080-U+009F */
+        snprintf(code, sizeof code, "U+%04X", (unsigned)(unsigned char)n->text[at + 1]);
+    else
+        snprintf(code, sizeof code, "0x%02x", b);
+    return shard_scene_fail(c, n, path, "must be printable text: character %ld is a control character (%s)", chars,
+                            code);
+}
+
 static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n, const char *path, char *out,
                                   size_t size)
 {
@@ -188,6 +206,8 @@ static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n,
         return shard_scene_fail(c, n, path, "must not be empty");
     if (n->len >= size || strlen(n->text) != n->len)
         return shard_scene_fail(c, n, path, "must be at most %zu characters without NUL bytes", size - 1);
+    if (shard_scene_check_printable(c, n, path))
+        return c->err->code;
     memcpy(out, n->text, n->len + 1);
     return 0;
 }
