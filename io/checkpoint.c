@@ -296,12 +296,13 @@ static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoin
 }
 
 /* Rank 0, once every rank has closed the file: the temporary file fsynced and renamed to its name, then the
- * folder fsynced and the oldest checkpoints pruned; after a failure (err set), the temporary file removed. */
+ * folder fsynced and the oldest checkpoints pruned.  After a failure (err set) nothing: shard_h5w_close has
+ * removed the file it made, and only that one (not what another party put at the name). */
 static void shard_ckpt_commit(const shard_checkpoint *ck, long step, const char *path, const char *tmp,
                               shard_error *err)
 {
     if (err->code) {
-        unlink(tmp);
+        return;
     } else if (shard_io_fsync_path(tmp, 0) != 0) {
         shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': fsync failed: %s", tmp, strerror(errno));
         unlink(tmp);
