@@ -1,6 +1,7 @@
 /* The parallel HDF5 writer shared by output and checkpoints, and path helpers (see h5io.h). */
 #include "h5io.h"
 
+#include "shard/faults.h"
 #include "shard/sorted.h"
 
 #include <ctype.h>
@@ -253,8 +254,7 @@ void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t ra
     w->fd = -1;
     snprintf(w->path, sizeof w->path, "%s", path);
     shard_h5_quiet();
-    const char *fault = getenv("SHARD_FAULT_RESERVE");
-    int late = fault && strcmp(fault, "late") == 0;
+    int late = shard_io_faults_installed()->reserve_late; /* tests only (faults.h) */
     uint64_t expect = late ? SHARD_H5W_META : raw + SHARD_H5W_META;
     /* Room first, before HDF5 holds anything that it would have to write: a full disk stops here with nothing
      * to close. */

@@ -53,9 +53,9 @@ typedef struct shard_h5w {
 void shard_h5_quiet(void);
 
 /* Collective: creates path (a temporary name: shard_io_open_tmp) on c's communicator, after rank 0 has reserved
- * `raw` bytes of data plus an allowance for the metadata on disk.  SHARD_FAULT_RESERVE=late in the environment
- * (tests only) reserves the allowance alone, so that a full disk is met before a dataset or before the flush,
- * with part of the file written. */
+ * `raw` bytes of data plus an allowance for the metadata on disk.  The fault reserve_late (faults.h, tests only)
+ * reserves the allowance alone, so that a full disk is met before a dataset or before the flush, with part of
+ * the file written. */
 void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t raw);
 /* Collective: a group under loc (the file when loc is 0). Returns its id or -1 (on every rank once any failed);
  * close with H5Gclose. */
