@@ -69,7 +69,10 @@ void shard_comm_library_version(char *buf, size_t len)
 void shard_fail_all(shard_comm *c, int code, const char *msg)
 {
     if (c->rank == 0) {
-        fprintf(stderr, "shard: error: %s\n", msg);
+        char text[2048];
+        snprintf(text, sizeof text, "%s", msg);
+        shard_text_printable(text);
+        fprintf(stderr, "shard: error: %s\n", text);
         fflush(stderr);
     }
     fflush(stdout);
@@ -86,6 +89,7 @@ void shard_fail_one_at(shard_comm *c, int code, const char *file, int line, cons
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    shard_text_printable(msg);
     fprintf(stderr, "shard: error on rank %d: %s [%s:%d]\n", c ? c->rank : -1, msg, file, line);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, code);

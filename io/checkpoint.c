@@ -3,9 +3,10 @@
  *
  * This file owns the write protocol: the sections it writes (particles from the registry, the modules'
  * sections, pair lists and state records, bonds), the temporary name, the collective write, flush and close,
- * fsync, rename and pruning, and the fault-injection switch that the tests use.  The checksum and the checked
- * reads of a file are in checkpoint_format.c, the parallel reader in checkpoint_range.c.  It does not decide
- * when to write (the driver does) nor how the loaded state is distributed (partition.h).
+ * fsync, rename and pruning, and the point after each dataset where a test program's fault hook runs
+ * (faults.h).  The checksum and the checked reads of a file are in checkpoint_format.c, the parallel reader in
+ * checkpoint_range.c.  It does not decide when to write (the driver does) nor how the loaded state is
+ * distributed (partition.h).
  *
  * Why a crash never damages the latest complete checkpoint: the data goes to NAME.tmp; only after HDF5 has
  * closed it on every rank, and rank 0 has fsynced it, is it renamed to NAME (rename within a folder is atomic on
@@ -14,8 +15,9 @@
  */
 #include "checkpoint_impl.h"
 
+#include "shard/faults.h"
+
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,6 @@ struct shard_checkpoint {
     char dir[1024];
     long keep;
     int dir_made;
-    long fault_step, fault_dataset; /* SHARD_FAULT_CHECKPOINT, or -1 */
     long files;
     uint64_t bytes;
     double seconds;
@@ -37,10 +38,6 @@ shard_checkpoint *shard_checkpoint_create(const char *dir, long keep)
     shard_checkpoint *ck = shard_calloc(1, sizeof *ck);
     snprintf(ck->dir, sizeof ck->dir, "%s", dir);
     ck->keep = keep > 0 ? keep : 1;
-    ck->fault_step = ck->fault_dataset = -1;
-    const char *f = getenv("SHARD_FAULT_CHECKPOINT");
-    if (f && sscanf(f, "%ld:%ld", &ck->fault_step, &ck->fault_dataset) != 2)
-        ck->fault_step = ck->fault_dataset = -1;
     return ck;
 }
 
@@ -80,13 +77,12 @@ static void shard_ckpt_prune(const shard_checkpoint *ck, long step)
 
 #ifdef SHARD_HAVE_HDF5
 
-/* The test-only crash: every rank stops dead, as on a node failure, leaving the temporary file partial. */
-static void shard_ckpt_fault(const shard_checkpoint *ck, long step, long dataset)
+/* After dataset `dataset` of the checkpoint of step `step`: a test program's fault hook (faults.h), if any. */
+static void shard_ckpt_fault(long step, long dataset)
 {
-    if (ck->fault_step == step && ck->fault_dataset == dataset) {
-        fflush(stdout);
-        raise(SIGKILL);
-    }
+    const shard_io_faults *f = shard_io_faults_installed();
+    if (f->checkpoint_dataset)
+        f->checkpoint_dataset(step, dataset);
 }
 
 /* What a rank writes, gathered before the file is created: its rows' counts and offsets in the file, its bond
@@ -218,8 +214,8 @@ static void shard_ckpt_write_header(shard_h5w *w, shard_comm *c, const shard_che
 
 /* Collective: the particles' state rows and each matter module's section; *ndata counts the datasets for the
  * fault injection. */
-static void shard_ckpt_write_particles(shard_h5w *w, const shard_checkpoint *ck, const shard_checkpoint_state *st,
-                                       const shard_ckpt_plan *pl, long *ndata)
+static void shard_ckpt_write_particles(shard_h5w *w, const shard_checkpoint_state *st, const shard_ckpt_plan *pl,
+                                       long *ndata)
 {
     const shard_particles *p = st->p;
     /* Section: particles, one dataset per state row of the registry. */
@@ -230,7 +226,7 @@ static void shard_ckpt_write_particles(shard_h5w *w, const shard_checkpoint *ck,
             continue;
         shard_h5w_rows(w, g, d->name, d->type, d->ncomp, pl->n_global, pl->first, pl->n_own,
                        shard_particles_array(p, d));
-        shard_ckpt_fault(ck, st->step, ++*ndata);
+        shard_ckpt_fault(st->step, ++*ndata);
     }
     if (g >= 0)
         H5Gclose(g);
@@ -249,15 +245,15 @@ static void shard_ckpt_write_particles(shard_h5w *w, const shard_checkpoint *ck,
             if (!(d->flags & SHARD_FIELD_STATE))
                 continue;
             shard_h5w_rows(w, g, d->name, d->type, d->ncomp, ns, sfirst, b->n_owned, shard_field_array(b, d));
-            shard_ckpt_fault(ck, st->step, ++*ndata);
+            shard_ckpt_fault(st->step, ++*ndata);
         }
         H5Gclose(g);
     }
 }
 
 /* Collective: the pair lists, the modules' own state records and the bonds. */
-static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoint *ck, const shard_checkpoint_state *st,
-                                   const shard_ckpt_plan *pl, long *ndata)
+static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoint_state *st, const shard_ckpt_plan *pl,
+                                   long *ndata)
 {
     /* Sections: the pair lists (force terms' memories), as bonds: a count per particle, keys, values. */
     hid_t g;
@@ -286,22 +282,23 @@ static void shard_ckpt_write_links(shard_h5w *w, int rank, const shard_checkpoin
     g = shard_h5w_group(w, 0, "bonds");
     if (g >= 0) {
         shard_h5w_rows(w, g, "count", SHARD_TYPE_I32, 1, pl->n_global, pl->first, pl->n_own, pl->count);
-        shard_ckpt_fault(ck, st->step, ++*ndata);
+        shard_ckpt_fault(st->step, ++*ndata);
         shard_h5w_rows(w, g, "partner", SHARD_TYPE_I64, 1, pl->nb_global, pl->bfirst, pl->nb, pl->partner);
-        shard_ckpt_fault(ck, st->step, ++*ndata);
+        shard_ckpt_fault(st->step, ++*ndata);
         shard_h5w_rows(w, g, "broken", SHARD_TYPE_U8, 1, pl->nb_global, pl->bfirst, pl->nb, pl->broken);
-        shard_ckpt_fault(ck, st->step, ++*ndata);
+        shard_ckpt_fault(st->step, ++*ndata);
         H5Gclose(g);
     }
 }
 
 /* Rank 0, once every rank has closed the file: the temporary file fsynced and renamed to its name, then the
- * folder fsynced and the oldest checkpoints pruned; after a failure (err set), the temporary file removed. */
+ * folder fsynced and the oldest checkpoints pruned.  After a failure (err set) nothing: shard_h5w_close has
+ * removed the file it made, and only that one (not what another party put at the name). */
 static void shard_ckpt_commit(const shard_checkpoint *ck, long step, const char *path, const char *tmp,
                               shard_error *err)
 {
     if (err->code) {
-        unlink(tmp);
+        return;
     } else if (shard_io_fsync_path(tmp, 0) != 0) {
         shard_error_set(err, SHARD_EXIT_IO, "checkpoint '%s': fsync failed: %s", tmp, strerror(errno));
         unlink(tmp);
@@ -332,8 +329,8 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     long ndata = 0;
     shard_h5w_create(&w, c, tmp, pl.raw);
     shard_ckpt_write_header(&w, c, st, &pl);
-    shard_ckpt_write_particles(&w, ck, st, &pl, &ndata);
-    shard_ckpt_write_links(&w, rank, ck, st, &pl, &ndata);
+    shard_ckpt_write_particles(&w, st, &pl, &ndata);
+    shard_ckpt_write_links(&w, rank, st, &pl, &ndata);
     shard_h5w_attr_i64(&w, 0, "complete", 1);
     shard_h5w_close(&w);
     shard_ckpt_plan_free(&pl);

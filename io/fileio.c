@@ -2,47 +2,88 @@
 #include "shard/fileio.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What a file that is not a regular one is, for the messages. */
+static const char *shard_file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a plain file";
+}
+
+int shard_file_regular(const char *path, const char **stage)
+{
+    struct stat st;
+    *stage = "open";
+    if (stat(path, &st) != 0)
+        return errno ? errno : EIO;
+    if (!S_ISREG(st.st_mode)) {
+        *stage = shard_file_kind(st.st_mode);
+        return SHARD_FILE_NOT_REGULAR;
+    }
+    return 0;
+}
 
 int shard_file_slurp(const char *path, size_t max_bytes, char **data, size_t *len, const char **stage)
 {
     *data = NULL;
     *len = 0;
     *stage = "open";
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    /* Without O_NONBLOCK, opening a FIFO would wait for a writer: it is refused below instead, unread. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
         return errno ? errno : EIO;
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
+    struct stat st;
     int rc = 0;
-    for (;;) {
-        if (n > max_bytes) {
-            *stage = "size";
-            rc = EFBIG;
+    if (fstat(fd, &st) != 0) {
+        rc = errno ? errno : EIO;
+    } else if (!S_ISREG(st.st_mode)) {
+        *stage = shard_file_kind(st.st_mode);
+        rc = SHARD_FILE_NOT_REGULAR;
+    } else if (st.st_size < 0 || (uintmax_t)st.st_size > max_bytes) {
+        *stage = "size";
+        rc = EFBIG;
+    }
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    /* The size the file has now, checked above, bounds the buffer: a file that grows while it is read is read as
+     * it was when opened, one that shrinks up to its new end. */
+    size_t size = (size_t)st.st_size, n = 0;
+    char *buf = shard_malloc(size + 1);
+    while (n < size) {
+        ssize_t got = read(fd, buf + n, size - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            *stage = "read";
+            rc = errno ? errno : EIO;
             break;
         }
-        shard_reserve((void **)&buf, &cap, n + 65536 + 1, 1);
-        size_t want = cap - n - 1;
-        if (want > max_bytes + 1 - n)
-            want = max_bytes + 1 - n;
-        size_t got = fread(buf + n, 1, want, fp);
-        n += got;
         if (got == 0)
             break;
+        n += (size_t)got;
     }
-    if (!rc && ferror(fp)) {
-        *stage = "read";
-        rc = errno ? errno : EIO;
-    }
-    fclose(fp);
+    close(fd);
     if (rc) {
         free(buf);
         return rc;
     }
-    if (!buf)
-        buf = shard_malloc(1);
     buf[n] = '\0';
     *data = buf;
     *len = n;
@@ -56,6 +97,8 @@ int shard_file_read_all(const char *path, const char *what, size_t max_bytes, ch
     int e = shard_file_slurp(path, max_bytes, text, len, &stage);
     if (!e)
         return 0;
+    if (e == SHARD_FILE_NOT_REGULAR)
+        return shard_error_set(err, SHARD_EXIT_INPUT, "%s: the %s is %s, not a regular file", path, what, stage);
     if (e == EFBIG)
         return shard_error_set(err, SHARD_EXIT_INPUT, "%s: the %s is larger than %zu MiB (is it the right file?)", path,
                                what, max_bytes >> 20);

@@ -1,6 +1,7 @@
 /* The parallel HDF5 writer shared by output and checkpoints, and path helpers (see h5io.h). */
 #include "h5io.h"
 
+#include "shard/faults.h"
 #include "shard/sorted.h"
 
 #include <ctype.h>
@@ -88,9 +89,48 @@ int shard_io_mkdirs_once(shard_comm *c, const char *dir, int *made, shard_error 
     return 0;
 }
 
+int shard_io_open_tmp(const char *tmp, char *why, size_t len)
+{
+    struct stat st;
+    if (lstat(tmp, &st) == 0) {
+        const char *what = S_ISLNK(st.st_mode)      ? "a symbolic link"
+                           : S_ISDIR(st.st_mode)    ? "a folder"
+                           : !S_ISREG(st.st_mode)   ? "not a regular file"
+                           : st.st_uid != geteuid() ? "another user's file"
+                                                    : NULL;
+        if (what) {
+            snprintf(why, len, "'%s' is %s: not replaced (remove it)", tmp, what);
+            return -1;
+        }
+        if (unlink(tmp) != 0 && errno != ENOENT) {
+            snprintf(why, len, "cannot remove the leftover '%s': %s", tmp, strerror(errno));
+            return -1;
+        }
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0)
+        snprintf(why, len, "cannot create '%s': %s", tmp, strerror(errno));
+    return fd;
+}
+
+FILE *shard_io_fopen_tmp(const char *tmp, shard_error *err)
+{
+    char why[SHARD_PATH_MAX + 128];
+    int fd = shard_io_open_tmp(tmp, why, sizeof why);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !fp) {
+        snprintf(why, sizeof why, "cannot write '%s': %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    if (!fp)
+        shard_error_set(err, SHARD_EXIT_IO, "%s", why);
+    return fp;
+}
+
 int shard_io_fsync_path(const char *path, int is_dir)
 {
-    int fd = open(path, is_dir ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+    int fd = open(path, is_dir ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NOFOLLOW);
     if (fd < 0)
         return -1;
     int rc = fsync(fd);
@@ -214,15 +254,15 @@ void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t ra
     w->fd = -1;
     snprintf(w->path, sizeof w->path, "%s", path);
     shard_h5_quiet();
-    const char *fault = getenv("SHARD_FAULT_RESERVE");
-    int late = fault && strcmp(fault, "late") == 0;
+    int late = shard_io_faults_installed()->reserve_late; /* tests only (faults.h) */
     uint64_t expect = late ? SHARD_H5W_META : raw + SHARD_H5W_META;
     /* Room first, before HDF5 holds anything that it would have to write: a full disk stops here with nothing
      * to close. */
     if (w->rank == 0) {
-        w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        char why[SHARD_H5W_PATH + 128];
+        w->fd = shard_io_open_tmp(path, why, sizeof why);
         if (w->fd < 0)
-            shard_h5w_fail(w, "cannot create the file (%s)", strerror(errno));
+            shard_h5w_fail(w, "%s", why);
         else
             shard_h5w_reserve(w, expect, "for the file");
     }

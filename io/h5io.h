@@ -26,6 +26,8 @@
 #include "shard/comm.h"
 #include "shard/particles.h"
 
+#include <stdio.h>
+
 #ifdef SHARD_HAVE_HDF5
 #include <hdf5.h>
 #include <mpi.h>
@@ -50,10 +52,10 @@ typedef struct shard_h5w {
 /* Silences HDF5's own error stack printing (we report our own messages).  Local; idempotent. */
 void shard_h5_quiet(void);
 
-/* Collective: creates (truncates) path on c's communicator, after rank 0 has reserved `raw` bytes of data plus
- * an allowance for the metadata on disk.  SHARD_FAULT_RESERVE=late in the environment (tests only) reserves
- * the allowance alone, so that a full disk is met before a dataset or before the flush, with part of the file
- * written. */
+/* Collective: creates path (a temporary name: shard_io_open_tmp) on c's communicator, after rank 0 has reserved
+ * `raw` bytes of data plus an allowance for the metadata on disk.  The fault reserve_late (faults.h, tests only)
+ * reserves the allowance alone, so that a full disk is met before a dataset or before the flush, with part of
+ * the file written. */
 void shard_h5w_create(shard_h5w *w, shard_comm *c, const char *path, uint64_t raw);
 /* Collective: a group under loc (the file when loc is 0). Returns its id or -1 (on every rank once any failed);
  * close with H5Gclose. */
@@ -95,7 +97,16 @@ int shard_io_mkdirs(const char *dir, shard_error *err);
 /* Collective: mkdir -p of dir by rank 0 unless *made, agreed on by every rank; *made set once it is there.
  * Returns 0, or SHARD_EXIT_IO with the same err on every rank. */
 int shard_io_mkdirs_once(shard_comm *c, const char *dir, int *made, shard_error *err);
-/* fsync of a file or a folder by name (best effort for folders). Returns 0 or -1 with errno set. Local. */
+/* Creates the temporary file tmp for writing, never through what another party put at that name: opened with
+ * O_CREAT | O_EXCL | O_NOFOLLOW, after removing a leftover only when it is a regular file of this user (a write
+ * an earlier run did not finish).  A symbolic link, a folder, a FIFO or another user's file there is left alone
+ * and refused.  Returns the descriptor, or -1 with the reason in why ("'x.tmp' is a symbolic link: not replaced
+ * (remove it)", "cannot create 'x.tmp': ...").  Local. */
+int shard_io_open_tmp(const char *tmp, char *why, size_t len);
+/* shard_io_open_tmp as a stdio stream; NULL with err (SHARD_EXIT_IO) filled.  Local. */
+FILE *shard_io_fopen_tmp(const char *tmp, shard_error *err);
+/* fsync of a file or a folder by name (best effort for folders; a file is not reached through a symbolic
+ * link). Returns 0 or -1 with errno set. Local. */
 int shard_io_fsync_path(const char *path, int is_dir);
 
 #endif

@@ -101,17 +101,24 @@ static size_t shard_mesh_pow2_at_least(size_t n)
     return c;
 }
 
-/* Reads the whole file (at most SHARD_MESH_MAX_BYTES). */
+/* The message of a failed shard_file_regular or shard_file_slurp (e: its return value, stage: its stage). */
+static int shard_mesh_file_fail(int e, const char *stage, const char *path, const char *scene_path,
+                                const shard_src_loc *loc, shard_error *err)
+{
+    if (e == SHARD_FILE_NOT_REGULAR)
+        return shard_mesh_fail(err, scene_path, loc, "'%s' is %s, not a regular file", path, stage);
+    if (e == EFBIG)
+        return shard_mesh_fail(err, scene_path, loc, "'%s' is larger than %zu GiB", path, SHARD_MESH_MAX_BYTES >> 30);
+    return shard_mesh_fail(err, scene_path, loc, "cannot %s '%s': %s", stage, path, strerror(e));
+}
+
+/* Reads the whole file (a regular file of at most SHARD_MESH_MAX_BYTES). */
 static int shard_mesh_slurp(const char *path, const char *scene_path, const shard_src_loc *loc, char **data,
                             size_t *size, shard_error *err)
 {
     const char *stage;
     int e = shard_file_slurp(path, SHARD_MESH_MAX_BYTES, data, size, &stage);
-    if (e == EFBIG)
-        return shard_mesh_fail(err, scene_path, loc, "'%s' is larger than %zu GiB", path, SHARD_MESH_MAX_BYTES >> 30);
-    if (e)
-        return shard_mesh_fail(err, scene_path, loc, "cannot %s '%s': %s", stage, path, strerror(e));
-    return 0;
+    return e ? shard_mesh_file_fail(e, stage, path, scene_path, loc, err) : 0;
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -598,6 +605,11 @@ int shard_mesh_read(const char *path, const char *scene_path, const shard_src_lo
                     shard_error *err)
 {
     memset(mesh, 0, sizeof *mesh);
+    /* A missing file, a folder, a FIFO or a device is named as such before its name's extension is looked at. */
+    const char *stage;
+    int e = shard_file_regular(path, &stage);
+    if (e)
+        return shard_mesh_file_fail(e, stage, path, scene_path, loc, err);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     const char *dot = strrchr(base, '.');

@@ -172,11 +172,9 @@ static FILE *shard_output_xdmf_begin(shard_output *o, const char *name, char *tm
 {
     if (shard_io_path(tmp, len, err, "%s/%s.xmf.tmp", o->dir, name))
         return NULL;
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
-        shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    FILE *fp = shard_io_fopen_tmp(tmp, err);
+    if (!fp)
         return NULL;
-    }
     fprintf(fp,
             "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
             " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
@@ -650,14 +648,14 @@ int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const cha
                 kept = shard_output_csv_keep(path, LONG_MAX, &len);
             else if (o->resume_step >= 0)
                 kept = shard_output_csv_keep(path, o->resume_step, &len);
-            FILE *f = fopen(tmp, "w");
+            FILE *f = shard_io_fopen_tmp(tmp, err);
             int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0;
             if (f && fclose(f) != 0)
                 ok = 0;
-            if (!ok || rename(tmp, path) != 0) {
+            if (f && (!ok || rename(tmp, path) != 0)) { /* only the file made here is removed */
                 shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
                 unlink(tmp);
-            } else if (!seen && o->n_csv < 8) {
+            } else if (f && !seen && o->n_csv < 8) {
                 snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
             }
             free(kept);

@@ -44,7 +44,17 @@ typedef struct shard_src_loc {
     char key[160];
 } shard_src_loc;
 
-/* Formats err->msg (printf style) and sets err->code; returns code so callers can `return shard_error_set(...)`. */
+/* The offset of the first character of s[0..len) that a terminal acts on instead of showing it: a C0 control
+ * (bytes 0x00-0x1f, tab and newline too), DEL (0x7f), or a C1 control (U+0080-U+009F, in UTF-8 0xc2 0x80-0x9f);
+ * -1 when there is none.  Names and paths in a scene are refused with one (scene_keys.c). */
+long shard_text_control(const char *s, size_t len);
+/* Every control character of the NUL-terminated msg replaced by '?' (a C1 character's two bytes each by one). */
+void shard_text_printable(char *msg);
+
+/* Formats err->msg (printf style) and sets err->code; returns code so callers can `return shard_error_set(...)`.
+ * Here, in shard_error_at and shard_fatal (and in the ranks' shard_fail_all / shard_fail_one), the message is made
+ * printable (shard_text_printable): a name or path taken from a file or the command line never reaches the
+ * terminal raw. */
 int shard_error_set(shard_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "file:line:col: key: <fmt>" */
 int shard_error_at(shard_error *err, const char *file, const shard_src_loc *loc, const char *fmt, ...)

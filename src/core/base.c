@@ -5,6 +5,31 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* The length of the control character at s (n bytes left), or 0 (see shard_text_control). */
+static size_t shard_text_control_len(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x20 || s[0] == 0x7f)
+        return 1;
+    return s[0] == 0xc2 && n > 1 && s[1] >= 0x80 && s[1] <= 0x9f ? 2 : 0;
+}
+
+long shard_text_control(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (shard_text_control_len((const unsigned char *)s + i, len - i))
+            return (long)i;
+    return -1;
+}
+
+void shard_text_printable(char *msg)
+{
+    size_t len = strlen(msg);
+    for (size_t i = 0; i < len; i++)
+        for (size_t k = shard_text_control_len((const unsigned char *)msg + i, len - i); k > 0; k--)
+            msg[i + k - 1] = '?';
+}
 
 int shard_error_set(shard_error *err, int code, const char *fmt, ...)
 {
@@ -12,6 +37,7 @@ int shard_error_set(shard_error *err, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    shard_text_printable(err->msg);
     err->code = code;
     return code;
 }
@@ -31,6 +57,7 @@ int shard_error_at(shard_error *err, const char *file, const shard_src_loc *loc,
     va_start(ap, fmt);
     vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
     va_end(ap);
+    shard_text_printable(err->msg);
     err->code = SHARD_EXIT_INPUT;
     return SHARD_EXIT_INPUT;
 }
@@ -58,6 +85,7 @@ void shard_fatal(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    shard_text_printable(msg);
     if (shard_base_fatal_handler)
         shard_base_fatal_handler(code, msg);
     fprintf(stderr, "shard: error: %s\n", msg);

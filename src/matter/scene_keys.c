@@ -1,16 +1,10 @@
-/* Scene keys: the YAML tree of a scene file, the messages, the readers of scalars and vectors, and the key-table
- * engine (scene_keys.h describes its rows and sections).
+/* Scene keys: the messages, the readers of scalars and vectors, and the key-table engine (scene_keys.h
+ * describes its rows and sections); the YAML tree they read is built in scene_yaml.c.
  *
- * The tree is built from libfyaml's event stream: the document API of libfyaml 0.7 does not expose where a
- * mapping or sequence starts, and every message here must name a line and column, so the parser keeps its own
- * nodes with 1-based positions.  libfyaml's diagnostics are collected, never printed; its first error becomes
- * "file:line:col: syntax error: text".  The engine reads a mapping into a struct by a table of rows; a new key is
- * a new row, and keys not in the table are errors everywhere.  Nothing here knows a section of Shard's scene
- * (scene.c, scene_bodies.c).
+ * The engine reads a mapping into a struct by a table of rows; a new key is a new row, and keys not in the table
+ * are errors everywhere.  Nothing here knows a section of Shard's scene (scene.c, scene_bodies.c).
  */
 #include "scene_keys.h"
-
-#include <libfyaml.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -18,193 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------------------------------------------------
- * YAML tree
- * ------------------------------------------------------------------------------------------------------------ */
-
-void shard_scene_ytree_free(shard_scene_tree *t)
-{
-    for (size_t i = 0; i < t->n_all; i++) {
-        free(t->all[i]->text);
-        free(t->all[i]->anchor);
-        free(t->all[i]->kids);
-        free(t->all[i]);
-    }
-    free(t->all);
-    memset(t, 0, sizeof *t);
-}
-
-char *shard_scene_dup_text(const char *s, size_t len)
-{
-    char *d = shard_malloc(len + 1);
-    if (len)
-        memcpy(d, s, len);
-    d[len] = '\0';
-    return d;
-}
-
-static shard_scene_node *shard_scene_ytree_new(shard_scene_tree *t, shard_scene_node_type type, int line, int col)
-{
-    shard_scene_node *n = shard_calloc(1, sizeof *n);
-    n->type = type;
-    n->line = line;
-    n->col = col;
-    shard_reserve((void **)&t->all, &t->cap_all, t->n_all + 1, sizeof *t->all);
-    t->all[t->n_all++] = n;
-    return n;
-}
-
-static void shard_scene_ynode_append(shard_scene_node *parent, shard_scene_node *kid)
-{
-    shard_reserve((void **)&parent->kids, &parent->cap, parent->n + 1, sizeof *parent->kids);
-    parent->kids[parent->n++] = kid;
-}
-
-static char *shard_scene_token_text(struct fy_token *tok, size_t *len)
-{
-    size_t l = 0;
-    const char *s = tok ? fy_token_get_text(tok, &l) : NULL;
-    if (!s)
-        l = 0;
-    if (len)
-        *len = l;
-    return shard_scene_dup_text(s ? s : "", l);
-}
-
-/* Errors are collected rather than printed; this sink swallows whatever else libfyaml might want to say, so the
- * library never writes to the terminal on its own. */
-static void shard_scene_diag_sink(struct fy_diag *diag, void *user, const char *buf, size_t len)
-{
-    (void)diag;
-    (void)user;
-    (void)buf;
-    (void)len;
-}
-
-static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int shard_scene_syntax_error(shard_scene_ctx *c, int line, int col, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    shard_src_loc loc = {.line = line > 0 ? line : 1, .col = col > 0 ? col : 1};
-    snprintf(loc.key, sizeof loc.key, "syntax error");
-    return shard_error_at(c->err, c->file, &loc, "%s", msg);
-}
-
-/* Builds the tree of the single document in text.  Returns 0 or SHARD_EXIT_INPUT with the error filled. */
-int shard_scene_ytree_build(shard_scene_ctx *c, const char *text, size_t len, shard_scene_tree *t)
-{
-    struct fy_diag_cfg dcfg;
-    fy_diag_cfg_default(&dcfg);
-    dcfg.fp = NULL;
-    dcfg.output_fn = shard_scene_diag_sink;
-    dcfg.colorize = false;
-    struct fy_diag *diag = fy_diag_create(&dcfg);
-    if (!diag)
-        return shard_error_set(c->err, SHARD_EXIT_INTERNAL, "%s: cannot create the YAML diagnostics", c->file);
-    fy_diag_set_collect_errors(diag, true);
-
-    struct fy_parse_cfg pcfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-    struct fy_parser *fyp = fy_parser_create(&pcfg);
-    if (!fyp || fy_parser_set_string(fyp, text, len) != 0) {
-        if (fyp)
-            fy_parser_destroy(fyp);
-        fy_diag_destroy(diag);
-        return shard_error_set(c->err, SHARD_EXIT_INTERNAL, "%s: cannot create the YAML parser", c->file);
-    }
-
-    int rc = 0, n_docs = 0, last_line = 1, last_col = 1;
-    shard_scene_node **stack = NULL;
-    size_t depth = 0, cap = 0;
-    struct fy_event *e;
-    while (!rc && (e = fy_parser_parse(fyp)) != NULL) {
-        const struct fy_mark *m = fy_event_start_mark(e);
-        if (m) {
-            last_line = m->line + 1;
-            last_col = m->column + 1;
-        }
-        shard_scene_node *node = NULL;
-        struct fy_token *anchor = NULL;
-        switch (e->type) {
-        case FYET_DOCUMENT_START:
-            n_docs++;
-            break;
-        case FYET_SCALAR:
-            node = shard_scene_ytree_new(t, SHARD_YAML_SCALAR, last_line, last_col);
-            node->text = shard_scene_token_text(e->scalar.value, &node->len);
-            node->plain = !e->scalar.value || fy_event_get_node_style(e) == FYNS_PLAIN;
-            node->complete = true;
-            anchor = e->scalar.anchor;
-            break;
-        case FYET_MAPPING_START:
-            node = shard_scene_ytree_new(t, SHARD_YAML_MAP, last_line, last_col);
-            anchor = e->mapping_start.anchor;
-            break;
-        case FYET_SEQUENCE_START:
-            node = shard_scene_ytree_new(t, SHARD_YAML_SEQ, last_line, last_col);
-            anchor = e->sequence_start.anchor;
-            break;
-        case FYET_ALIAS: {
-            /* Only complete nodes qualify, so an alias can never make a collection contain itself. */
-            char *name = shard_scene_token_text(e->alias.anchor, NULL);
-            for (size_t i = t->n_all; i-- > 0 && !node;)
-                if (t->all[i]->complete && t->all[i]->anchor && strcmp(t->all[i]->anchor, name) == 0)
-                    node = t->all[i];
-            /* The event's mark is the anchor name's, one past the '*'. */
-            if (!node)
-                rc = shard_scene_syntax_error(c, last_line, last_col > 1 ? last_col - 1 : 1, "undefined alias '*%s'",
-                                              name);
-            free(name);
-            break;
-        }
-        case FYET_MAPPING_END:
-        case FYET_SEQUENCE_END:
-            if (depth > 0)
-                stack[--depth]->complete = true;
-            break;
-        default:
-            break;
-        }
-        if (!rc && node && n_docs > 1)
-            rc = shard_scene_syntax_error(c, node->line, node->col,
-                                          "a scene file holds one YAML document, found a second one");
-        if (!rc && node) {
-            if (depth > 0)
-                shard_scene_ynode_append(stack[depth - 1], node);
-            else
-                t->root = node;
-            if (anchor)
-                node->anchor = shard_scene_token_text(anchor, NULL);
-            if (e->type == FYET_MAPPING_START || e->type == FYET_SEQUENCE_START) {
-                shard_reserve((void **)&stack, &cap, depth + 1, sizeof *stack);
-                stack[depth++] = node;
-            }
-        }
-        fy_parser_event_free(fyp, e);
-    }
-
-    if (!rc && (fy_parser_get_stream_error(fyp) || fy_diag_got_error(diag))) {
-        void *iter = NULL;
-        struct fy_diag_error *de, *first = NULL;
-        while ((de = fy_diag_errors_iterate(diag, &iter)) != NULL)
-            if (de->type >= FYET_ERROR && !first)
-                first = de;
-        if (first)
-            rc =
-                shard_scene_syntax_error(c, first->line, first->column, "%s", first->msg ? first->msg : "invalid YAML");
-        else
-            rc = shard_scene_syntax_error(c, last_line, last_col, "invalid YAML");
-    }
-    free(stack);
-    fy_parser_destroy(fyp);
-    fy_diag_destroy(diag);
-    return rc;
-}
 
 /* ------------------------------------------------------------------------------------------------------------
  * Messages
@@ -371,6 +178,24 @@ static int shard_scene_get_vec3(shard_scene_ctx *c, const shard_scene_node *n, c
     return 0;
 }
 
+int shard_scene_check_printable(shard_scene_ctx *c, const shard_scene_node *n, const char *path)
+{
+    long at = shard_text_control(n->text, n->len);
+    if (at < 0)
+        return 0;
+    long chars = 1; /* the character's position, counted in characters (UTF-8 lead bytes) */
+    for (long i = 0; i < at; i++)
+        chars += ((unsigned char)n->text[i] & 0xC0) != 0x80;
+    unsigned char b = (unsigned char)n->text[at];
+    char code[16];
+    if (b == 0xc2) /* a C1 control, U+0080-U+009F */
+        snprintf(code, sizeof code, "U+%04X", (unsigned)(unsigned char)n->text[at + 1]);
+    else
+        snprintf(code, sizeof code, "0x%02x", b);
+    return shard_scene_fail(c, n, path, "must be printable text: character %ld is a control character (%s)", chars,
+                            code);
+}
+
 static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n, const char *path, char *out,
                                   size_t size)
 {
@@ -381,6 +206,8 @@ static int shard_scene_get_string(shard_scene_ctx *c, const shard_scene_node *n,
         return shard_scene_fail(c, n, path, "must not be empty");
     if (n->len >= size || strlen(n->text) != n->len)
         return shard_scene_fail(c, n, path, "must be at most %zu characters without NUL bytes", size - 1);
+    if (shard_scene_check_printable(c, n, path))
+        return c->err->code;
     memcpy(out, n->text, n->len + 1);
     return 0;
 }

@@ -1,4 +1,5 @@
-/* Scene keys: the YAML tree of a scene file and the key-table engine that reads a mapping of it into a C struct.
+/* Scene keys: the YAML tree of a scene file (built in scene_yaml.c) and the key-table engine that reads a mapping
+ * of it into a C struct (scene_keys.c).  A SHARD_KEY_STRING value is printable text (no control character).
  *
  * The engine knows no section of Shard's scene: a caller describes a section as a table of rows (the key, its
  * type, where the value lands in the caller's struct, its range and default) and the engine does the rest:
@@ -72,6 +73,11 @@ typedef struct shard_scene_ctx {
     void *user; /* the caller's state, for its custom parsers and checks (the scene reader: the scene) */
 } shard_scene_ctx;
 
+/* The deepest nesting of mappings and sequences the tree builder takes (a scene uses about 6 levels): a deeper
+ * one is refused at the first node past it, before libfyaml reads further (10^6 nested brackets would otherwise
+ * cost seconds and hundreds of MB before any other check). */
+#define SHARD_YAML_MAX_DEPTH 64
+
 /* A NUL-terminated copy of s[0..len). */
 char *shard_scene_dup_text(const char *s, size_t len);
 /* Builds the tree of the single document in text.  Returns 0 or SHARD_EXIT_INPUT with the error filled. */
@@ -94,6 +100,9 @@ void shard_scene_index_path(char out[SHARD_KEY_PATH_MAX], const char *parent, si
 const char *shard_scene_fmt_num(char buf[32], double v);
 /* Whether n is YAML's null: a plain empty scalar, '~' or null. */
 bool shard_scene_is_null(const shard_scene_node *n);
+/* 0, or the message "must be printable text: character N is a control character (0x1b)" for a scalar with a
+ * control character (shard_text_control): names and paths are printed, and must not drive the terminal. */
+int shard_scene_check_printable(shard_scene_ctx *c, const shard_scene_node *n, const char *path);
 /* What was found, for "expected X, got Y": "'abc'", "an empty value", "a mapping", "a sequence". */
 const char *shard_scene_describe(char buf[80], const shard_scene_node *n);
 

@@ -149,6 +149,8 @@ int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, c
         shard_scene_child_path(sub, path, k->text);
         if (k->len >= SHARD_NAME_MAX || strlen(k->text) != k->len)
             return shard_scene_fail(c, k, sub, "material name must be at most %d characters", SHARD_NAME_MAX - 1);
+        if (shard_scene_check_printable(c, k, sub))
+            return c->err->code;
         for (int j = 0; j < s->n_materials; j++)
             if (strcmp(s->materials[j].name, k->text) == 0)
                 return shard_scene_fail(c, k, sub, "duplicate material (first defined at line %d)",

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# A run killed in the middle of writing a checkpoint (test-only fault injection: SHARD_FAULT_CHECKPOINT) leaves
-# the previous checkpoint complete and loadable, its own partial file refused, and an XDMF index that lists
-# exactly the outputs that were complete; restarting from the previous checkpoint is still bit-identical.
-# usage: fault.sh SHARD   (run in tests/io)
+# A run killed in the middle of writing a checkpoint (fault injection of the test build shard_faults:
+# SHARD_FAULT_CHECKPOINT) leaves the previous checkpoint complete and loadable, its own partial file refused, and
+# an XDMF index that lists exactly the outputs that were complete; restarting from the previous checkpoint is
+# still bit-identical.  The shard program itself has no fault injection: it ignores the variable.
+# usage: fault.sh SHARD SHARD_FAULTS   (run in tests/io)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 . ../lib.sh
 test_init "$1"
+FAULTS=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 need_hdf5
 scene=scenes/restart.yaml
 N=400
 
 ref=$(ref_hash "$scene" $N)
 
+# shard itself: the variable changes nothing.
+out=$(SHARD_FAULT_CHECKPOINT=100:1 shard_run 1 run "$scene" --steps 100 --out "$WORK/r")
+rc=$?
+if [ $rc -eq 0 ] && [ -f "$WORK/r/checkpoint_000100.h5" ]; then
+  pass "shard ignores SHARD_FAULT_CHECKPOINT (its checkpoint written)"
+else
+  fail "shard with SHARD_FAULT_CHECKPOINT: exit $rc (a release program must have no fault injection): $out"
+fi
+
 # Killed after the 3rd dataset of the step-200 checkpoint, on 2 ranks.
-out=$(SHARD_FAULT_CHECKPOINT=200:3 shard_run 2 run "$scene" --steps $N --out "$WORK/f")
+out=$(SHARD_FAULT_CHECKPOINT=200:3 SHARD=$FAULTS shard_run 2 run "$scene" --steps $N --out "$WORK/f")
 rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && pass "killed run exits non-zero ($rc)" || fail "killed run: exit $rc"
 [ -f "$WORK/f/checkpoint_000100.h5" ] && pass "previous checkpoint present" || fail "checkpoint_000100.h5 missing"

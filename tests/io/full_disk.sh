@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # A full disk during output and checkpoints: every case runs scenes/full_disk.yaml on a tmpfs file system of a
 # chosen size, so that the disk fills during the first output file, a later one, the XDMF rewrite, the first or
-# a later checkpoint (SHARD_FAULT_RESERVE=late moves the point where the space runs out into the datasets and
-# the metadata flush of the file), at 1 and 3 ranks.  Every case must end with exit status 6 on every rank
+# a later checkpoint (SHARD_FAULT_RESERVE=late, given to the test build SHARD_FAULTS, moves the point where the
+# space runs out into the datasets and the metadata flush of the file), at 1 and 3 ranks.  Every case must end with exit status 6 on every rank
 # within 60 s, one message naming the file, no temporary file, no partial output file, the earlier outputs
 # unchanged, particles.xmf well-formed and listing exactly the outputs on disk, and the earlier checkpoints
 # loadable; from a later checkpoint the restart on another rank count gives the uninterrupted run's state hash.
-# usage: full_disk.sh SHARD   (run in tests/io; it mounts tmpfs, so it needs root: exit 77 where it may not)
+# usage: full_disk.sh SHARD SHARD_FAULTS   (run in tests/io; it mounts tmpfs, so it needs root: exit 77 where it
+# may not)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 . ../lib.sh
 test_init "$1"
+FAULTS=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 need_hdf5
 scene=scenes/full_disk.yaml
 STEPS=200          # the reference runs' length: every failure planned below falls due by step 200
@@ -34,7 +36,7 @@ umount "$WORK/probe"
 command -v python3 > /dev/null || { echo "SKIPPED: needs python3 (the plan, the XML check)"; exit 77; }
 command -v h5diff > /dev/null || echo "NOTE: no h5diff (hdf5-tools): earlier outputs are not compared"
 
-# run_shard N LOG [ENV=VALUE...] -- ARGS: shard ARGS on N ranks with a 60 s limit, output in LOG, every rank's exit
+# run_shard N LOG [ENV=VALUE...] -- ARGS: shard ($RUN_BIN when set) ARGS on N ranks with a 60 s limit, output in LOG, every rank's exit
 # status in $ranks (sorted, e.g. "6 6 6"; a rank killed at the limit leaves none) and $rc = 124 after the limit
 cat > "$WORK/rank.sh" <<'SH'
 #!/bin/sh
@@ -55,7 +57,7 @@ run_shard() {
   rm -f "$log".status.*
   # Open MPI kills the other ranks once one has exited non-zero (and then exits 0): let each report its own.
   env OMPI_MCA_orte_abort_on_non_zero_status=0 "${envs[@]}" timeout 60 \
-    mpiexec --oversubscribe -n "$n" "$WORK/rank.sh" "$log.status" "$SHARD" "$@" --quiet < /dev/null > "$log" 2>&1
+    mpiexec --oversubscribe -n "$n" "$WORK/rank.sh" "$log.status" "${RUN_BIN:-$SHARD}" "$@" --quiet < /dev/null > "$log" 2>&1
   rc=$?
   ranks=$(cat "$log".status.* 2>/dev/null | sort -n | paste -sd' ' -)
 }
@@ -187,10 +189,10 @@ while read -r name kind step mode pages outs cks; do
     mkdir -p "$dir"
     mount -t tmpfs -o size=$((pages * PAGE / 1024))k tmpfs "$dir" || { fail "$tag: mount"; continue; }
     MOUNTS+=("$dir")
-    envs=()
-    [ "$mode" = late ] && envs=(SHARD_FAULT_RESERVE=late)
+    envs=() bin=$SHARD
+    [ "$mode" = late ] && envs=(SHARD_FAULT_RESERVE=late) bin=$FAULTS
     t0=$EPOCHREALTIME
-    run_shard $n "$dir.log" "${envs[@]}" -- run "$scene" --steps 250 --out "$dir"
+    RUN_BIN=$bin run_shard $n "$dir.log" "${envs[@]}" -- run "$scene" --steps 250 --out "$dir"
     secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     case $kind in
       out) file=$(printf 'particles_%06d.h5' "$step") ;;

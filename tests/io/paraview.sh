@@ -4,13 +4,14 @@
 # rendered picture not blank (tests/io/check_xdmf.py under pvpython and xvfb-run); also for the
 # output of a run killed in the middle of a checkpoint, which must be readable up to its last complete output.
 # Exits 77 (ctest: skipped) only when pvpython or xvfb-run is not installed.
-# usage: paraview.sh SHARD   (run in tests/io)
+# usage: paraview.sh SHARD SHARD_FAULTS   (run in tests/io; SHARD_FAULTS, the test build, kills the second run)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
 . ../lib.sh
 need_cmd pvpython "Debian: apt-get install python3-paraview"
 need_cmd xvfb-run "Debian: apt-get install xvfb xauth"
 test_init "$1"
+FAULTS=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 need_hdf5
 scene=scenes/restart.yaml
 n=$(shard_run 1 check "$scene" | sed -n 's/^Particles: \([0-9]*\),.*/\1/p')
@@ -33,7 +34,7 @@ pv() {
 shard_run 3 run "$scene" --steps 400 --out "$WORK/full" > "$WORK/full.log" || { cat "$WORK/full.log"; exit 1; }
 pv "$WORK/full/particles.xmf" "$n" 9 "$WORK/full.png" || fail "complete run (3 ranks)"
 
-SHARD_FAULT_CHECKPOINT=300:2 shard_run 2 run "$scene" --steps 400 --out "$WORK/crash" > "$WORK/crash.log"
+SHARD_FAULT_CHECKPOINT=300:2 SHARD=$FAULTS shard_run 2 run "$scene" --steps 400 --out "$WORK/crash" > "$WORK/crash.log"
 pv "$WORK/crash/particles.xmf" "$n" 7 "$WORK/crash.png" || fail "run killed during the step-300 checkpoint"
 
 finish "ParaView reads the XDMF output"

@@ -12,13 +12,18 @@
  *   - bending: forces are -dW/dx; a grid bent isometrically onto a cylinder of curvature k about an axis along
  *     u or v stores D k^2 / 2 per area (0.975 of it: the boundary has no hinges), and 2.95 times that about
  *     the diagonal (the hinge energy's anisotropy on this grid, cloth.h);
- *   - the time step: finite, positive, shrinking with the cell size like the membrane CFL. */
+ *   - the time step: finite, positive, shrinking with the cell size like the membrane CFL;
+ *   - a cloth mesh body whose file could not be read: the module's hooks free nothing they did not allocate. */
 #include "cloth/cloth.h"
+#include "shard/matter.h"
+#include "shard/scene.h"
 #include "test.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern const shard_matter shard_matter_cloth;
 
 static shard_shape grid_shape(double lu, double lv, long nu, long nv)
 {
@@ -361,10 +366,45 @@ static void test_dt(void)
     SHARD_ENSURE_NEAR(a.dt, 0.05 / sqrt(2.0) / c, 1e-12);
 }
 
+/* Fills the stack below the caller with non-zero bytes, so that a hook that reads a local it never set reads
+ * garbage (and frees it), not the zeros of a fresh stack. */
+static void __attribute__((noinline)) poison_stack(void)
+{
+    volatile unsigned char junk[16384];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = 0x5a;
+}
+
+/* A cloth mesh body whose mesh is not loaded (its file could not be read): the module's hooks answer without
+ * touching a mesh; the bond radius is 0, and body_init refuses the body with its file's location. */
+static void test_mesh_not_loaded(void)
+{
+    const char *text = "run: {steps: 1}\nmaterials:\n  cotton: {density: 300, E: 1.0e6, nu: 0.3}\nbodies:\n"
+                       "  - kind: cloth\n    material: cotton\n    shape: {mesh: {file: missing.obj}}\n"
+                       "    spacing: 0.5\n    thickness: 0.001\n";
+    shard_scene sc;
+    shard_error err;
+    memset(&err, 0, sizeof err);
+    SHARD_ENSURE(shard_scene_parse("cloth.yaml", text, strlen(text), &sc, &err) == 0);
+    SHARD_ENSURE(sc.n_bodies == 1 && sc.bodies[0].shape.kind == SHARD_SHAPE_MESH && !sc.bodies[0].shape.mesh);
+    for (int k = 0; k < 3; k++) {
+        poison_stack();
+        SHARD_ENSURE(shard_matter_cloth.bond_radius(&sc, 0) == 0.0);
+    }
+    shard_cloth_params cp;
+    memset(&cp, 0, sizeof cp);
+    poison_stack();
+    SHARD_ENSURE(shard_matter_cloth.body_init(&sc, 0, &cp, &err) == SHARD_EXIT_INPUT);
+    SHARD_ENSURE(strstr(err.msg, "cloth.yaml:7:26: bodies[0].shape.mesh.file: 'missing.obj': the mesh was not loaded"));
+    SHARD_ENSURE(cp.mesh == NULL);
+    shard_scene_free(&sc);
+}
+
 int main(void)
 {
     test_topology();
     test_mesh();
+    test_mesh_not_loaded();
     test_membrane();
     test_dihedral();
     test_bending();

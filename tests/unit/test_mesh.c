@@ -845,9 +845,11 @@ static void test_read_errors(void)
     expect_read_error(rel_obj, msg);
 
     const char *ply = tmp_path("x.ply");
+    write_text(ply, notri, strlen(notri));
     snprintf(msg, sizeof msg, "'%s': unknown mesh format (use .stl or .obj)", ply);
     expect_read_error(ply, msg);
     const char *noext = tmp_path("x");
+    write_text(noext, notri, strlen(notri));
     snprintf(msg, sizeof msg, "'%s': unknown mesh format (use .stl or .obj)", noext);
     expect_read_error(noext, msg);
 
@@ -875,8 +877,14 @@ static void test_read_errors(void)
     /* a folder is not a mesh */
     const char *dir_stl = tmp_path("dir.stl");
     SHARD_ENSURE(mkdir(dir_stl, 0700) == 0);
-    snprintf(msg, sizeof msg, "cannot read '%s': Is a directory", dir_stl);
+    snprintf(msg, sizeof msg, "'%s' is a folder, not a regular file", dir_stl);
     expect_read_error(dir_stl, msg);
+    /* nor is a device (it would never end), whatever its name's extension; a missing file is named first */
+    snprintf(msg, sizeof msg, "'/dev/zero' is a character device, not a regular file");
+    expect_read_error("/dev/zero", msg);
+    const char *gone = tmp_path("gone.ply");
+    snprintf(msg, sizeof msg, "cannot open '%s': No such file or directory", gone);
+    expect_read_error(gone, msg);
 }
 
 /* Random bytes and damaged copies of valid files: every read must either succeed or fail with a message. */

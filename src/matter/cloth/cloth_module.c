@@ -23,10 +23,12 @@
 #include <string.h>
 
 /* A surface mesh body's cloth topology: its mesh as loaded with the scene (the vertices are the
- * particles in file order).  0 or SHARD_EXIT_INPUT. */
+ * particles in file order).  0, or SHARD_EXIT_INPUT with *cm empty (nothing to free): also for a mesh that was
+ * not loaded (its file could not be read). */
 static int shard_matter_cloth_mesh(const shard_scene *sc, const shard_body_def *bd, shard_cloth_mesh *cm,
                                    shard_error *err)
 {
+    memset(cm, 0, sizeof *cm);
     const shard_mesh *m = bd->shape.mesh; /* loaded with the scene (mesh_io.h) */
     if (!m)
         return shard_error_at(err, sc->path, &bd->shape.file_loc, "'%s': the mesh was not loaded", bd->shape.file);
@@ -97,9 +99,10 @@ static double shard_matter_cloth_bond_radius(const shard_scene *sc, int b)
     } else if (bd->shape.kind == SHARD_SHAPE_MESH) {
         shard_cloth_mesh cm;
         shard_error err;
-        if (shard_matter_cloth_mesh(sc, bd, &cm, &err) == 0) /* errors: body_init reports them */
+        if (shard_matter_cloth_mesh(sc, bd, &cm, &err) == 0) { /* errors: body_init reports them */
             r = cm.radius;
-        shard_cloth_mesh_free(&cm);
+            shard_cloth_mesh_free(&cm);
+        }
     }
     return 1.01 * r; /* bonds are strictly shorter than the radius */
 }
