@@ -231,6 +231,27 @@ int64_t shard_ckpt_rows_of(hid_t f, const char *path, const char *name, shard_er
     return (int64_t)dims[0];
 }
 
+/* A dataset's shape (as shard_ckpt_open checks it) and its rows in the file: a contiguous dataset (the writer
+ * makes no other) must have the storage its rows take, so that no size read from a file that does not hold the
+ * rows is allocated. */
+static int shard_ckpt_check_stored(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
+                                   int64_t rows, shard_error *err)
+{
+    hid_t d = shard_ckpt_open(f, path, name, t, ncomp, rows, err);
+    if (d < 0)
+        return err->code;
+    hid_t pl = H5Dget_create_plist(d);
+    int contiguous = pl >= 0 && H5Pget_layout(pl) == H5D_CONTIGUOUS;
+    if (pl >= 0)
+        H5Pclose(pl);
+    double want = (double)rows * (double)ncomp * (double)H5Tget_size(shard_h5_mem_type(t));
+    if (contiguous && (double)H5Dget_storage_size(d) < want)
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s: its %lld rows are not in the file (truncated or corrupt)",
+                        path, name, (long long)rows);
+    H5Dclose(d);
+    return err->code;
+}
+
 /* The file by the serial driver, after the checks that name what is wrong with a path that is no checkpoint at
  * all; -1 with err filled. */
 hid_t shard_ckpt_open_file(const char *path, shard_error *err)
@@ -312,6 +333,9 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
         hid_t st = sd >= 0 ? H5Dget_type(sd) : -1;
         if (st < 0 || H5Tget_class(st) != H5T_STRING || H5Tis_variable_str(st)) {
             shard_error_set(err, SHARD_EXIT_INPUT, "%s: missing dataset scene", path);
+        } else if ((double)H5Dget_storage_size(sd) < (double)H5Tget_size(st)) {
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset scene: its text is not in the file (truncated or corrupt)",
+                            path);
         } else {
             size_t len = H5Tget_size(st);
             d->scene_text = shard_calloc(len + 1, 1);
@@ -346,6 +370,8 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
         if (bytes > (INT64_C(1) << 34))
             return shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s is too large (the file is corrupt)", path,
                                    name);
+        if (shard_ckpt_check_stored(f, path, name, SHARD_TYPE_U8, 1, bytes, err))
+            return err->code;
         d->blob[k] = shard_malloc((size_t)bytes + 1);
         d->blob_bytes[k] = (size_t)bytes;
         if (shard_ckpt_read(f, path, name, SHARD_TYPE_U8, 1, bytes, d->blob[k], err))
@@ -385,6 +411,59 @@ int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_fiel
         return shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot read dataset %s (the file is truncated or corrupt)",
                                path, name);
     return 0;
+}
+
+/* The sizes of every dataset the readers allocate for, against the header's counts n and nb and the file, before
+ * anything is allocated: the particles' rows, the sections (global ids at most n, their rows), the pair lists
+ * and the bonds, in the order the readers read them. */
+int shard_ckpt_check_sizes(hid_t f, const char *path, int64_t n, int64_t nb, int n_sections,
+                           const shard_checkpoint_section *sections, int n_lists, const shard_checkpoint_list *lists,
+                           shard_error *err)
+{
+    char name[256];
+    for (int fi = 0; fi < shard_particle_n_fields && !err->code; fi++) {
+        const shard_field_desc *fd = &shard_particle_fields[fi];
+        if (!(fd->flags & SHARD_FIELD_STATE))
+            continue;
+        snprintf(name, sizeof name, "/particles/%s", fd->name);
+        shard_ckpt_check_stored(f, path, name, fd->type, fd->ncomp, n, err);
+    }
+    for (int k = 0; k < n_sections && !err->code; k++) {
+        const shard_block *b = sections[k].block;
+        if (!shard_ckpt_stateful(b))
+            continue;
+        snprintf(name, sizeof name, "/%s/global_id", sections[k].name);
+        int64_t ns = shard_ckpt_rows_of(f, path, name, err);
+        if (!err->code && ns > n)
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s has %lld rows, more than the %lld particles", path, name,
+                            (long long)ns, (long long)n);
+        if (!err->code)
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I64, 1, ns, err);
+        for (int r = 0; r < b->n_rows && !err->code; r++)
+            if (b->rows[r].flags & SHARD_FIELD_STATE) {
+                snprintf(name, sizeof name, "/%s/%s", sections[k].name, b->rows[r].name);
+                shard_ckpt_check_stored(f, path, name, b->rows[r].type, b->rows[r].ncomp, ns, err);
+            }
+    }
+    for (int q = 0; q < n_lists && !err->code; q++) {
+        snprintf(name, sizeof name, "/%s/key", lists[q].name);
+        int64_t ne = shard_ckpt_rows_of(f, path, name, err);
+        snprintf(name, sizeof name, "/%s/count", lists[q].name);
+        if (!err->code && !shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I32, 1, n, err)) {
+            snprintf(name, sizeof name, "/%s/key", lists[q].name);
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I64, 1, ne, err);
+        }
+        snprintf(name, sizeof name, "/%s/value", lists[q].name);
+        if (!err->code)
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_F64, lists[q].list->width, ne, err);
+    }
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/count", SHARD_TYPE_I32, 1, n, err);
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/partner", SHARD_TYPE_I64, 1, nb, err);
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/broken", SHARD_TYPE_U8, 1, nb, err);
+    return err->code;
 }
 
 /* Only the checks of a dataset's shape (the whole-file reader reads it here; the range reader reads it once the

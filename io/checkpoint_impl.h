@@ -46,6 +46,11 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
 /* Rows [at, at + count) of dataset `name` (checked as shard_ckpt_open does) into buf, by an independent read. */
 int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                          int64_t at, int64_t count, void *buf, shard_error *err);
+/* Every dataset the readers allocate for, against the header's counts n and nb and against the file (its rows
+ * stored), before anything is allocated; the first failure in the readers' order. */
+int shard_ckpt_check_sizes(hid_t f, const char *path, int64_t n, int64_t nb, int n_sections,
+                           const shard_checkpoint_section *sections, int n_lists, const shard_checkpoint_list *lists,
+                           shard_error *err);
 /* Only the checks of a dataset's shape. */
 int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                            shard_error *err);

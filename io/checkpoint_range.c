@@ -624,8 +624,9 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
     if (rank == 0) {
         hid_t f = shard_ckpt_open_file(path, err);
         if (f >= 0) {
-            if (!shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err))
-                shard_ckpt_load_blobs(f, path, n_sections, sections, d, err);
+            if (!shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err) &&
+                !shard_ckpt_load_blobs(f, path, n_sections, sections, d, err))
+                shard_ckpt_check_sizes(f, path, d->n, d->n_bonds, n_sections, sections, n_lists, lists, err);
             if (H5Fclose(f) < 0 && !err->code)
                 shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
         }

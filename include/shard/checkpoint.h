@@ -141,7 +141,9 @@ typedef struct shard_checkpoint_data {
  * tests/support/checkpoint_whole.h), each check made by the rank that holds the data (the permutation and the
  * sections' ids by the owner of the id, the symmetry of a bond i-j by the owner of j, the checksum as a sum over
  * ranks), with the same messages and, where several things are wrong, the same one reported first; memory per rank
- * is O(N/P), also for a corrupt file.  Global counts are int64 (not limited to 2^31); a rank refuses what it cannot
+ * is O(N/P), also for a corrupt file: every size the file gives (the header's counts, a section's or list's rows, a
+ * record's bytes, the scene's length) is checked against the datasets' extents and their storage in the file
+ * before anything is allocated from it.  Global counts are int64 (not limited to 2^31); a rank refuses what it cannot
  * hold: more than 2^31 - 1 words to send or receive in one exchange (a particle's rows, its bonds and list entries:
  * use more ranks).  Returns 0, or SHARD_EXIT_INPUT with the same "PATH: <what is wrong>" in err on every rank (d
  * then freed); nothing is written anywhere. */

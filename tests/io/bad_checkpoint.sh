@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
 # version, a missing dataset of a module's state or of a contact memory, a rigid-body record missing or
-# damaged, inconsistent sizes, a step that does
+# damaged, inconsistent sizes (a count of 2^31 particles over a file of a thousand: refused at once, under an
+# address-space limit that any allocation from it would exceed), a step that does
 # not match the time or is out of range, an output file, the wrong scene, another time step; a --steps that
 # ends before the checkpoint: exit 2) gives one clear message, `shard: error: FILE: ...`, printed once; every
 # rank exits with status 3 (no hang), and the existing output folder is left exactly as it was.  Each case at
@@ -38,6 +39,11 @@ bad_size=$(mk size)
 "$TAMPER" set-i64 "$bad_size" n_particles 1000
 bad_bonds=$(mk bonds)
 "$TAMPER" set-i64 "$bad_bonds" n_bonds 17
+# A header whose count is far beyond its datasets: refused before anything is allocated from it (under the
+# address-space limit of case_limited, the 16 GiB a reader would take for 2^31 global ids ends the run with
+# exit 5 instead).
+bad_huge=$(mk huge)
+"$TAMPER" set-i64 "$bad_huge" n_particles 2147483648
 bad_step9=$(mk step9)
 "$TAMPER" set-i64 "$bad_step9" step 1000000000
 bad_step18=$(mk step18)
@@ -69,6 +75,13 @@ case_code() {
   done
 }
 case_() { case_code 3 "$@"; }
+# case_limited NAME EXPECTED-SUBSTRING ARGS...: case_ with at most 4 GB of address space per process, and within
+# 60 s for both rank counts.
+case_limited() {
+  local t0=$SECONDS
+  (f0=$FAILS; ulimit -v 4000000 || exit 1; case_ "$@"; exit $((FAILS > f0))) || FAILS=$((FAILS + 1))
+  [ $((SECONDS - t0)) -lt 60 ] || fail "$1: $((SECONDS - t0)) s at 1 and 3 ranks"
+}
 
 case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory" "$scene" --restart "$WORK/none.h5"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
@@ -80,6 +93,8 @@ case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$sc
 case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"
 case_ wrong-size "$bad_size: dataset /particles/global_id has the wrong size (expected 1000 rows)" "$scene" \
   --restart "$bad_size"
+case_limited huge-count "$bad_huge: dataset /particles/global_id has the wrong size (expected 2147483648 rows)" \
+  "$scene" --restart "$bad_huge"
 case_ wrong-bond-count "$bad_bonds: dataset /bonds/partner has the wrong size (expected 17 rows)" "$scene" \
   --restart "$bad_bonds"
 case_ output-file "$WORK/out/particles_000100.h5: this is an output file, not a checkpoint" "$scene" \
