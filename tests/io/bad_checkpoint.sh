@@ -60,6 +60,20 @@ bad_rigid_data=$WORK/rigid_data.h5
 cp "$rgood" "$bad_rigid_data"
 off=$("$TAMPER" offset "$bad_rigid_data" /module_state/rigid) || { fail "tamper offset"; finish; }
 printf '\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f' | dd of="$bad_rigid_data" bs=1 seek=$((off + 40)) conv=notrunc status=none
+# The stored scene text edited: E changed (refused by the text's checksum); two rigid bodies' lines swapped and
+# a density changed, each with the checksum rewritten to match (refused by the bodies' identities: the scene's
+# body names, kinds and materials, and the masses it gives the particles, against those the checkpoint
+# recorded).
+sed 's/E: 1.0e7/E: 2.0e7/' "$rigid_scene" > "$WORK/scene_E.yaml"
+awk '/name: crate/ { c = $0; getline; c = c "\n" $0; next } /name: brick/ { print; getline; print; print c; next } 1' \
+  "$rigid_scene" > "$WORK/scene_swap.yaml"
+sed 's/density: 600/density: 601/' "$rigid_scene" > "$WORK/scene_density.yaml"
+for v in E swap density; do
+  cp "$rgood" "$WORK/rigid_$v.h5"
+  "$TAMPER" set-text "$WORK/rigid_$v.h5" /scene "$WORK/scene_$v.yaml" || fail "tamper set-text $v"
+  [ "$v" = E ] || "$TAMPER" rehash-scene "$WORK/rigid_$v.h5" || fail "tamper rehash-scene $v"
+done
+grep -q 'name: crate' <(sed -n '/name: brick/,+2p' "$WORK/scene_swap.yaml") || fail "the swapped scene is not swapped"
 other_scene=$WORK/other.yaml
 sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
 
@@ -87,7 +101,7 @@ case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
 case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
 case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
-case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 5" "$scene" \
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 6" "$scene" \
   --restart "$bad_version"
 case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
 case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"
@@ -105,6 +119,12 @@ case_ step-not-time "$bad_step9: step 1000000000 does not match the time" "$scen
 case_ step-huge "$bad_step18: header values out of range (step 1000000000000000000" "$scene" --restart "$bad_step18"
 case_ rigid-record-missing "$bad_rigid_gone: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_gone"
 case_ rigid-record-corrupt "$bad_rigid_data: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_data"
+case_ scene-edited "$WORK/rigid_E.h5: /scene: the stored scene text does not match its checksum" \
+  --restart "$WORK/rigid_E.h5"
+case_ bodies-swapped "$WORK/rigid_swap.h5: bodies[0] 'brick': the scene's body (kind rigid, material wood) is not \
+the checkpoint's 'crate'" --restart "$WORK/rigid_swap.h5"
+case_ density-changed "$WORK/rigid_density.h5: bodies[0] 'crate': the scene gives its 192 particles a mass of \
+1.8030000000000004 kg, the checkpoint records 1.8000000000000003 kg" --restart "$WORK/rigid_density.h5"
 case_code 2 steps-before-checkpoint "--steps: the run would end at step 50, before the checkpoint's step 100" \
   "$scene" --restart "$good" --steps 50
 
