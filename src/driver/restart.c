@@ -2,8 +2,11 @@
  *
  * Every checkpoint records each body's identity (shard_sim_body_identities: name, kind, material, particle count,
  * first global id, total mass); a restart compares that record with what it builds from its scene and the
- * checkpoint's data: the bodies of the scene against the record, the record's counts against the data's, and the
- * masses the scene gives the particles against the record's.  The stored scene text itself is covered by its
+ * checkpoint's data: the bodies of the scene against the record, the record's counts against the data's (and the
+ * scene's, for kinds that know them without sampling: a surface's vertices), each such particle's rest position
+ * against the scene's, and the masses the scene gives the particles against the record's.  A particle that passes
+ * is one the kind's own precomputation can take (the cloth's elements name their vertices by their place in the
+ * body, and would not find them otherwise).  The stored scene text itself is covered by its
  * checksum (the reader checks it); these checks refuse what a text that passes it still gets wrong (a scene
  * edited together with its checksum, a mesh file changed since).  Each check ends in an agreement, so a mismatch
  * is one message, `CHECKPOINT: bodies[i] 'name': what does not fit`, the same on every rank: exit 3 before
@@ -104,21 +107,63 @@ static int shard_sim_check_particles(const shard_sim *s, const shard_checkpoint_
     return 0;
 }
 
+/* Body b's per-body state in its module (what the module's hooks take). */
+static const void *shard_sim_body_state(shard_sim *s, int b)
+{
+    const shard_sim_module *md = shard_sim_module_of(s, b);
+    return (const char *)md->bodies + (size_t)b * md->def->body_bytes;
+}
+
 /* Every rank, the same verdict (from the counts summed over the ranks): each body's particles in the data, their
- * number and first global id, are those the checkpoint records. */
-static int shard_sim_check_counts(const shard_sim *s, const shard_checkpoint_data *ck, const char *path,
+ * number and first global id (into first[b]), are those the checkpoint records, and as many as the scene makes
+ * where its kind knows that without sampling (a surface's vertices). */
+static int shard_sim_check_counts(shard_sim *s, const shard_checkpoint_data *ck, const char *path, int64_t *first,
                                   shard_error *err)
 {
-    int64_t first = 0;
-    for (int b = 0; b < s->scene.n_bodies; b++) {
+    const shard_scene *sc = &s->scene;
+    int64_t at = 0;
+    for (int b = 0; b < sc->n_bodies; b++) {
         const shard_checkpoint_body *r = &ck->bodies[b];
-        if (r->count != s->body_count[b] || r->first != first)
+        const shard_matter *def = shard_sim_module_of(s, b)->def;
+        first[b] = at;
+        if (r->count != s->body_count[b] || r->first != at)
             return shard_error_set(err, SHARD_EXIT_INPUT,
                                    "%s: bodies[%d] '%s': the checkpoint records %lld particles from global id %lld, "
                                    "its data holds %lld from %lld",
-                                   path, b, s->scene.bodies[b].name, (long long)r->count, (long long)r->first,
-                                   (long long)s->body_count[b], (long long)first);
-        first += s->body_count[b];
+                                   path, b, sc->bodies[b].name, (long long)r->count, (long long)r->first,
+                                   (long long)s->body_count[b], (long long)at);
+        int64_t want = def->particle_count ? def->particle_count(sc, b, shard_sim_body_state(s, b)) : r->count;
+        if (want != r->count)
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s: bodies[%d] '%s': the scene makes %lld particles of it, the checkpoint holds "
+                                   "%lld",
+                                   path, b, sc->bodies[b].name, (long long)want, (long long)r->count);
+        at += s->body_count[b];
+    }
+    return 0;
+}
+
+/* Every rank: each particle of its range whose kind knows rest positions from the scene alone rests where the
+ * scene puts particle k of its body (k: its global id minus the body's first[b]); the first failure in id order is
+ * the lowest failing rank's first. */
+static int shard_sim_check_rest(shard_sim *s, const shard_checkpoint_data *ck, const char *path, const int64_t *first,
+                                shard_error *err)
+{
+    for (int64_t i = 0; i < ck->n_local; i++) {
+        int b = ck->p.body[i];
+        const shard_matter *def = shard_sim_module_of(s, b)->def;
+        if (!def->rest_position)
+            continue;
+        int64_t k = ck->first + i - first[b];
+        double X[3];
+        const double *got = ck->p.X + 3 * i;
+        def->rest_position(&s->scene, b, k, shard_sim_body_state(s, b), X);
+        if (X[0] != got[0] || X[1] != got[1] || X[2] != got[2])
+            return shard_error_set(err, SHARD_EXIT_INPUT,
+                                   "%s: bodies[%d] '%s': particle %lld rests at (%.9g, %.9g, %.9g), not where the "
+                                   "scene puts its particle %lld, (%.9g, %.9g, %.9g)",
+                                   path, b, s->scene.bodies[b].name, (long long)(ck->first + i), got[0], got[1], got[2],
+                                   (long long)k, X[0], X[1], X[2]);
     }
     return 0;
 }
@@ -141,7 +186,11 @@ int shard_sim_restart_check(shard_sim *s, const shard_checkpoint_data *ck, const
     for (int64_t i = 0; i < ck->n_local; i++)
         s->body_count[ck->p.body[i]]++;
     shard_comm_sum_i64s(c, s->body_count, (size_t)s->scene.n_bodies);
-    if (shard_sim_check_counts(s, ck, path, err))
+    int64_t *first = shard_malloc(((size_t)s->scene.n_bodies + 1) * sizeof *first);
+    if (!shard_sim_check_counts(s, ck, path, first, err))
+        shard_sim_check_rest(s, ck, path, first, err);
+    free(first);
+    if (shard_comm_any_error(c, err))
         return err->code;
     s->restart_mass = shard_malloc(((size_t)ck->n_bodies + 1) * sizeof *s->restart_mass);
     for (int b = 0; b < ck->n_bodies; b++)

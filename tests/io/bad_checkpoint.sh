@@ -3,7 +3,10 @@
 # version, a missing dataset of a module's state or of a contact memory, a rigid-body record missing or
 # damaged, inconsistent sizes (a count of 2^31 particles over a file of a thousand: refused at once, under an
 # address-space limit that any allocation from it would exceed), a step that does
-# not match the time or is out of range, an output file, the wrong scene, another time step; a --steps that
+# not match the time or is out of range, an output file, the wrong scene, another time step, a stored scene text
+# edited (refused by its checksum) or edited with its checksum so that the bodies it builds are not those the
+# checkpoint recorded (two bodies swapped, a density changed, a cloth's grid with fewer vertices or with its
+# vertices elsewhere); a --steps that
 # ends before the checkpoint: exit 2) gives one clear message, `shard: error: FILE: ...`, printed once; every
 # rank exits with status 3 (no hang), and the existing output folder is left exactly as it was.  Each case at
 # 1 and 3 ranks.
@@ -74,6 +77,19 @@ for v in E swap density; do
   [ "$v" = E ] || "$TAMPER" rehash-scene "$WORK/rigid_$v.h5" || fail "tamper rehash-scene $v"
 done
 grep -q 'name: crate' <(sed -n '/name: brick/,+2p' "$WORK/scene_swap.yaml") || fail "the swapped scene is not swapped"
+# A cloth's checkpoint whose stored scene (its checksum rewritten) makes another grid of the tag: fewer vertices
+# than the data holds, or as many at other places (the run's elements name their vertices by their place in the
+# body: before, a NaN at the first step, exit 4, or a vertex not found among its element's on every rank, exit 5
+# through MPI_Abort).  The scene gives the time step, which the grid would change otherwise.
+cloth_scene=$WORK/cloth.yaml
+sed -e 's/^  steps: 1500$/  steps: 1500\n  dt: 2.0e-5/' -e 's/every: 600/every: 10/' scenes/restart_cloth.yaml > "$cloth_scene"
+shard_run 1 run "$cloth_scene" --steps 10 --out "$WORK/cloth" > "$WORK/cloth.log" || { cat "$WORK/cloth.log"; exit 1; }
+for v in 8,3 4,8; do
+  sed "s/divisions: \[8, 4\]/divisions: [${v/,/, }]/" "$cloth_scene" > "$WORK/cloth_$v.yaml"
+  cp "$WORK/cloth/checkpoint_000010.h5" "$WORK/cloth_$v.h5"
+  "$TAMPER" set-text "$WORK/cloth_$v.h5" /scene "$WORK/cloth_$v.yaml" && "$TAMPER" rehash-scene "$WORK/cloth_$v.h5" ||
+    fail "tamper cloth $v"
+done
 other_scene=$WORK/other.yaml
 sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
 
@@ -125,6 +141,10 @@ case_ bodies-swapped "$WORK/rigid_swap.h5: bodies[0] 'brick': the scene's body (
 the checkpoint's 'crate'" --restart "$WORK/rigid_swap.h5"
 case_ density-changed "$WORK/rigid_density.h5: bodies[0] 'crate': the scene gives its 192 particles a mass of \
 1.8030000000000004 kg, the checkpoint records 1.8000000000000003 kg" --restart "$WORK/rigid_density.h5"
+case_ cloth-fewer-vertices "$WORK/cloth_8,3.h5: bodies[1] 'tag': the scene makes 36 particles of it, the \
+checkpoint holds 45" --restart "$WORK/cloth_8,3.h5" --steps 20
+case_ cloth-other-vertices "$WORK/cloth_4,8.h5: bodies[1] 'tag': particle 290 rests at (0.32, -0.075, 0.1), not \
+where the scene puts its particle 1, (0.32, -0.05, 0.1)" --restart "$WORK/cloth_4,8.h5" --steps 20
 case_code 2 steps-before-checkpoint "--steps: the run would end at step 50, before the checkpoint's step 100" \
   "$scene" --restart "$good" --steps 50
 
