@@ -26,7 +26,7 @@
 struct shard_checkpoint {
     char dir[1024];
     long keep;
-    uint64_t run_id; /* of the run that writes, recorded in its files */
+    uint64_t run_id; /* of the run that writes: the files it prunes are those that record it */
     int dir_made;
     long fault_step, fault_dataset; /* SHARD_FAULT_CHECKPOINT, or -1 */
     long files;
@@ -82,20 +82,41 @@ const char *shard_checkpoint_last_path(const shard_checkpoint *ck) { return ck ?
  * Writing
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Rank 0: deletes complete checkpoints of steps <= step beyond the newest `keep`. */
+#ifdef SHARD_HAVE_HDF5
+
+/* Does the checkpoint at path record run `id`?  (A file that cannot be read, or without a run id, does not.) */
+static int shard_ckpt_owned(const char *path, uint64_t id)
+{
+    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    uint64_t got = ~id;
+    hid_t a = f >= 0 && H5Aexists(f, "run_id") > 0 ? H5Aopen(f, "run_id", H5P_DEFAULT) : -1;
+    if (a >= 0 && H5Aread(a, H5T_NATIVE_UINT64, &got) < 0)
+        got = ~id;
+    if (a >= 0)
+        H5Aclose(a);
+    if (f >= 0)
+        H5Fclose(f);
+    return got == id;
+}
+
+/* Rank 0: deletes this run's complete checkpoints of steps <= step beyond its newest `keep`; files of other
+ * runs in the folder are neither deleted nor counted. */
 static void shard_ckpt_prune(const shard_checkpoint *ck, long step)
 {
-    size_t n = 0;
+    size_t n = 0, mine = 0;
     int64_t *steps = shard_io_step_files(ck->dir, "checkpoint", step, &n);
-    for (size_t k = 0; k + (size_t)ck->keep < n; k++) { /* ascending: the oldest first */
-        char path[1100];
+    char path[1100];
+    for (size_t k = 0; k < n; k++) { /* ascending: the oldest first */
+        snprintf(path, sizeof path, "%s/checkpoint_%06ld.h5", ck->dir, (long)steps[k]);
+        if (shard_ckpt_owned(path, ck->run_id))
+            steps[mine++] = steps[k];
+    }
+    for (size_t k = 0; k + (size_t)ck->keep < mine; k++) {
         snprintf(path, sizeof path, "%s/checkpoint_%06ld.h5", ck->dir, (long)steps[k]);
         unlink(path);
     }
     free(steps);
 }
-
-#ifdef SHARD_HAVE_HDF5
 
 /* The test-only crash: every rank stops dead, as on a node failure, leaving the temporary file partial. */
 static void shard_ckpt_fault(const shard_checkpoint *ck, long step, long dataset)
@@ -408,7 +429,6 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
 int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err)
 {
     (void)ck, (void)c, (void)st;
-    (void)shard_ckpt_prune;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no checkpoints");
 }
 

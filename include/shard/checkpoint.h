@@ -2,7 +2,7 @@
  * for a restart on any number of ranks.
  *
  * The module owns the checkpoint format, the atomic write (temporary name, flush, fsync, rename, then the oldest
- * beyond `keep` are deleted), the validation of a file before a restart uses it, and the
+ * of the run's own files beyond `keep` are deleted), the validation of a file before a restart uses it, and the
  * test-only fault injection.  What the state is comes from elsewhere: every particle array whose registry row
  * (particles.h) has SHARD_FIELD_STATE is written and restored, and so is every such row of a matter module's block (in
  * the module's section), so a module that adds such a row is checkpointed without a change here; bonds travel with
@@ -104,12 +104,13 @@ typedef struct shard_checkpoint shard_checkpoint;
  * checkpoint carries on with the id the checkpoint records, so that it owns the files of the run it continues. */
 uint64_t shard_checkpoint_new_run_id(shard_comm *c);
 
-/* Local: a writer into `dir` (created on the first write) for the run `run_id` (recorded in every file),
- * keeping the newest `keep` (>= 1) complete files.  Reads SHARD_FAULT_CHECKPOINT.  Caller owns the handle. */
+/* Local: a writer into `dir` (created on the first write) for the run `run_id`, keeping the newest `keep` (>= 1)
+ * complete files of that run.  Reads SHARD_FAULT_CHECKPOINT.  Caller owns the handle. */
 shard_checkpoint *shard_checkpoint_create(const char *dir, long keep, uint64_t run_id);
 
 /* Collective: writes DIR/checkpoint_<step>.h5 (through DIR/checkpoint_<step>.h5.tmp), then deletes the oldest
- * complete checkpoints of steps <= step beyond `keep` (later ones, left by an abandoned run, are kept).
+ * complete checkpoints of steps <= step that record this writer's run id beyond `keep` (later ones, left by an
+ * abandoned run, are kept; so are the files of other runs and files whose run id cannot be read).
  * Returns 0, or SHARD_EXIT_IO with the same *err on every rank (the temporary file is then removed and the
  * checkpoints already there are untouched). */
 int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err);

@@ -52,10 +52,11 @@ static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov,
     }
     if (ov->dt > 0.0)
         sc->run.dt = ov->dt;
-    if (ov->out_dir) {
+    if (ov->out_dir) { /* every folder the run writes into: the scene's own for output and checkpoints too */
         if (strlen(ov->out_dir) >= sizeof sc->run.output_dir)
             return shard_error_set(err, SHARD_EXIT_USAGE, "--out: path too long");
         snprintf(sc->run.output_dir, sizeof sc->run.output_dir, "%s", ov->out_dir);
+        sc->output.dir[0] = sc->checkpoint.dir[0] = '\0'; /* "": run.output_dir */
     }
     return 0;
 }
