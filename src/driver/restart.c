@@ -8,8 +8,9 @@
  * is one the kind's own precomputation can take (the cloth's elements name their vertices by their place in the
  * body, and would not find them otherwise).  The stored scene text itself is covered by its
  * checksum (the reader checks it); these checks refuse what a text that passes it still gets wrong (a scene
- * edited together with its checksum, a mesh file changed since).  Each check ends in an agreement, so a mismatch
- * is one message, `CHECKPOINT: bodies[i] 'name': what does not fit`, the same on every rank: exit 3 before
+ * edited together with its checksum, a cloth's mesh file changed since; a solid's or rigid body's mesh placed its
+ * particles, which the checkpoint holds, and a change to it is not checked).  Each check ends in an agreement, so a
+ * mismatch is one message, `CHECKPOINT: bodies[i] 'name': what does not fit`, the same on every rank: exit 3 before
  * anything is built from it.
  */
 #include "sim_impl.h"
