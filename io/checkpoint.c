@@ -21,11 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 struct shard_checkpoint {
     char dir[1024];
     long keep;
+    uint64_t run_id; /* of the run that writes: the files it prunes are those that record it */
     int dir_made;
     long files;
     uint64_t bytes;
@@ -33,11 +36,25 @@ struct shard_checkpoint {
     char last[1100];
 };
 
-shard_checkpoint *shard_checkpoint_create(const char *dir, long keep)
+uint64_t shard_checkpoint_new_run_id(shard_comm *c)
+{
+    uint64_t id = 0;
+    if (shard_comm_rank(c) == 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id) /* no entropy source: the clock and the process */
+            id = shard_hash_add(shard_hash_add((uint64_t)t.tv_sec, (uint64_t)t.tv_nsec), (uint64_t)getpid());
+    }
+    shard_comm_bcast(c, &id, sizeof id, 0);
+    return id;
+}
+
+shard_checkpoint *shard_checkpoint_create(const char *dir, long keep, uint64_t run_id)
 {
     shard_checkpoint *ck = shard_calloc(1, sizeof *ck);
     snprintf(ck->dir, sizeof ck->dir, "%s", dir);
     ck->keep = keep > 0 ? keep : 1;
+    ck->run_id = run_id;
     return ck;
 }
 
@@ -62,20 +79,41 @@ const char *shard_checkpoint_last_path(const shard_checkpoint *ck) { return ck ?
  * Writing
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Rank 0: deletes complete checkpoints of steps <= step beyond the newest `keep`. */
+#ifdef SHARD_HAVE_HDF5
+
+/* Does the checkpoint at path record run `id`?  (A file that cannot be read, or without a run id, does not.) */
+static int shard_ckpt_owned(const char *path, uint64_t id)
+{
+    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    uint64_t got = ~id;
+    hid_t a = f >= 0 && H5Aexists(f, "run_id") > 0 ? H5Aopen(f, "run_id", H5P_DEFAULT) : -1;
+    if (a >= 0 && H5Aread(a, H5T_NATIVE_UINT64, &got) < 0)
+        got = ~id;
+    if (a >= 0)
+        H5Aclose(a);
+    if (f >= 0)
+        H5Fclose(f);
+    return got == id;
+}
+
+/* Rank 0: deletes this run's complete checkpoints of steps <= step beyond its newest `keep`; files of other
+ * runs in the folder are neither deleted nor counted. */
 static void shard_ckpt_prune(const shard_checkpoint *ck, long step)
 {
-    size_t n = 0;
+    size_t n = 0, mine = 0;
     int64_t *steps = shard_io_step_files(ck->dir, "checkpoint", step, &n);
-    for (size_t k = 0; k + (size_t)ck->keep < n; k++) { /* ascending: the oldest first */
-        char path[1100];
+    char path[1100];
+    for (size_t k = 0; k < n; k++) { /* ascending: the oldest first */
+        snprintf(path, sizeof path, "%s/checkpoint_%06ld.h5", ck->dir, (long)steps[k]);
+        if (shard_ckpt_owned(path, ck->run_id))
+            steps[mine++] = steps[k];
+    }
+    for (size_t k = 0; k + (size_t)ck->keep < mine; k++) {
         snprintf(path, sizeof path, "%s/checkpoint_%06ld.h5", ck->dir, (long)steps[k]);
         unlink(path);
     }
     free(steps);
 }
-
-#ifdef SHARD_HAVE_HDF5
 
 /* After dataset `dataset` of the checkpoint of step `step`: a test program's fault hook (faults.h), if any. */
 static void shard_ckpt_fault(long step, long dataset)
@@ -181,6 +219,7 @@ static void shard_ckpt_plan_bytes(shard_ckpt_plan *pl, shard_comm *c, const shar
                (uint64_t)pl->l_n[q] * (sizeof(int64_t) + (uint64_t)st->lists[q].list->width * sizeof(double));
     for (int k = 0; k < pl->n_sec; k++)
         raw += pl->blob_data[k] ? (uint64_t)pl->blob_bytes[k] : 0;
+    raw += (uint64_t)st->n_bodies * (3 * SHARD_CHECKPOINT_NAME + 3 * sizeof(int64_t));
     pl->raw = raw;
 }
 
@@ -192,8 +231,8 @@ static void shard_ckpt_plan_free(shard_ckpt_plan *pl)
 }
 
 /* Collective: the root attributes and the scene text. */
-static void shard_ckpt_write_header(shard_h5w *w, shard_comm *c, const shard_checkpoint_state *st,
-                                    const shard_ckpt_plan *pl)
+static void shard_ckpt_write_header(shard_h5w *w, shard_comm *c, const shard_checkpoint *ck,
+                                    const shard_checkpoint_state *st, const shard_ckpt_plan *pl)
 {
     shard_h5w_attr_str(w, 0, "format", "shard-checkpoint");
     shard_h5w_attr_i64(w, 0, "format_version", SHARD_CHECKPOINT_FORMAT_VERSION);
@@ -208,8 +247,39 @@ static void shard_ckpt_write_header(shard_h5w *w, shard_comm *c, const shard_che
     shard_h5w_attr_u64(w, 0, "state_hash", st->state_hash);
     shard_h5w_attr_u64(w, 0, "checksum", pl->checksum);
     shard_h5w_attr_u64(w, 0, "module_state_checksum", pl->blob_sum);
+    shard_h5w_attr_u64(w, 0, "scene_checksum", shard_ckpt_hash_text(st->scene_text, st->scene_len));
+    shard_h5w_attr_u64(w, 0, "run_id", ck->run_id);
     shard_h5w_attr_str(w, 0, "scene_path", st->scene_path ? st->scene_path : "");
     shard_h5w_text(w, 0, "scene", st->scene_text, st->scene_len);
+}
+
+/* Collective: the bodies' identities, written by rank 0 (the same on every rank). */
+static void shard_ckpt_write_bodies(shard_h5w *w, int rank, const shard_checkpoint_state *st)
+{
+    int64_t nb = st->n_bodies;
+    size_t mine = rank == 0 ? (size_t)nb : 0, width = SHARD_CHECKPOINT_NAME;
+    char *text = shard_calloc((size_t)nb * width + 1, 1);
+    int64_t *count = shard_malloc(((size_t)nb + 1) * sizeof *count),
+            *first = shard_malloc(((size_t)nb + 1) * sizeof *first);
+    double *mass = shard_malloc(((size_t)nb + 1) * sizeof *mass);
+    for (int64_t b = 0; b < nb; b++)
+        count[b] = st->bodies[b].count, first[b] = st->bodies[b].first, mass[b] = st->bodies[b].mass;
+    static const char *const names[3] = {"name", "kind", "material"};
+    hid_t g = shard_h5w_group(w, 0, "bodies");
+    for (int k = 0; k < 3 && g >= 0; k++) {
+        for (int64_t b = 0; b < nb; b++) {
+            const shard_checkpoint_body *o = &st->bodies[b];
+            memcpy(text + (size_t)b * width, k == 0 ? o->name : k == 1 ? o->kind : o->material, width);
+        }
+        shard_h5w_rows(w, g, names[k], SHARD_TYPE_U8, (int)width, nb, 0, mine, text);
+    }
+    if (g >= 0) {
+        shard_h5w_rows(w, g, "count", SHARD_TYPE_I64, 1, nb, 0, mine, count);
+        shard_h5w_rows(w, g, "first_id", SHARD_TYPE_I64, 1, nb, 0, mine, first);
+        shard_h5w_rows(w, g, "mass", SHARD_TYPE_F64, 1, nb, 0, mine, mass);
+        H5Gclose(g);
+    }
+    free(text), free(count), free(first), free(mass);
 }
 
 /* Collective: the particles' state rows and each matter module's section; *ndata counts the datasets for the
@@ -328,7 +398,8 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
     shard_h5w w;
     long ndata = 0;
     shard_h5w_create(&w, c, tmp, pl.raw);
-    shard_ckpt_write_header(&w, c, st, &pl);
+    shard_ckpt_write_header(&w, c, ck, st, &pl);
+    shard_ckpt_write_bodies(&w, rank, st);
     shard_ckpt_write_particles(&w, st, &pl, &ndata);
     shard_ckpt_write_links(&w, rank, st, &pl, &ndata);
     shard_h5w_attr_i64(&w, 0, "complete", 1);
@@ -355,7 +426,6 @@ int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_chec
 int shard_checkpoint_write(shard_checkpoint *ck, shard_comm *c, const shard_checkpoint_state *st, shard_error *err)
 {
     (void)ck, (void)c, (void)st;
-    (void)shard_ckpt_prune;
     return shard_error_set(err, SHARD_EXIT_IO, "this shard was built without parallel HDF5: no checkpoints");
 }
 
@@ -366,6 +436,7 @@ void shard_checkpoint_data_free(shard_checkpoint_data *d)
     if (!d)
         return;
     free(d->scene_text);
+    free(d->bodies);
     shard_particles_free(&d->p);
     for (int k = 0; k < SHARD_CHECKPOINT_MAX_SECTIONS; k++)
         if (d->blocks[k].rows)

@@ -81,6 +81,20 @@ uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, 
     return h;
 }
 
+/* The scene text's checksum: its bytes up to the first NUL (what a reader gets back), 8 at a time, and their
+ * number. */
+uint64_t shard_ckpt_hash_text(const char *text, size_t len)
+{
+    len = text ? strnlen(text, len) : 0;
+    uint64_t h = shard_ckpt_mix(0x5343454e45ull /* "SCENE" */, (uint64_t)len);
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, text + i, len - i < 8 ? len - i : 8);
+        h = shard_ckpt_mix(h, w);
+    }
+    return h;
+}
+
 /* Does a block have a STATE row (and so a section in the file)? */
 int shard_ckpt_stateful(const shard_block *b)
 {
@@ -231,6 +245,28 @@ int64_t shard_ckpt_rows_of(hid_t f, const char *path, const char *name, shard_er
     return (int64_t)dims[0];
 }
 
+/* A dataset's shape (as shard_ckpt_open checks it) and its rows in the file: a contiguous dataset (the writer
+ * makes no other) must have the storage its rows take, so that no size read from a file that does not hold the
+ * rows is allocated. */
+static int shard_ckpt_check_stored(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp,
+                                   int64_t rows, shard_error *err)
+{
+    hid_t d = shard_ckpt_open(f, path, name, t, ncomp, rows, err);
+    if (d < 0)
+        return err->code;
+    hid_t pl = H5Dget_create_plist(d);
+    int contiguous = pl >= 0 && H5Pget_layout(pl) == H5D_CONTIGUOUS;
+    if (pl >= 0)
+        H5Pclose(pl);
+    double want = (double)rows * (double)ncomp * (double)H5Tget_size(shard_h5_mem_type(t));
+    if (contiguous && (double)H5Dget_storage_size(d) < want)
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: dataset %s: its %lld rows are not in the file (truncated or corrupt)", path, name,
+                        (long long)rows);
+    H5Dclose(d);
+    return err->code;
+}
+
 /* The file by the serial driver, after the checks that name what is wrong with a path that is no checkpoint at
  * all; -1 with err filled. */
 hid_t shard_ckpt_open_file(const char *path, shard_error *err)
@@ -255,6 +291,35 @@ hid_t shard_ckpt_open_file(const char *path, shard_error *err)
     return f;
 }
 
+/* The scene text into d (NUL-terminated), checked against its checksum `want`: the text a restart builds its run
+ * from, so an edit of it is refused, not run. */
+static int shard_ckpt_load_scene(hid_t f, const char *path, uint64_t want, shard_checkpoint_data *d, shard_error *err)
+{
+    hid_t sd = H5Lexists(f, "scene", H5P_DEFAULT) > 0 ? H5Dopen2(f, "scene", H5P_DEFAULT) : -1;
+    hid_t st = sd >= 0 ? H5Dget_type(sd) : -1;
+    if (st < 0 || H5Tget_class(st) != H5T_STRING || H5Tis_variable_str(st)) {
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: missing dataset scene", path);
+    } else if ((double)H5Dget_storage_size(sd) < (double)H5Tget_size(st)) {
+        shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset scene: its text is not in the file (truncated or corrupt)",
+                        path);
+    } else {
+        size_t len = H5Tget_size(st);
+        d->scene_text = shard_calloc(len + 1, 1);
+        if (H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->scene_text) < 0)
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot read dataset scene (the file is corrupt)", path);
+        d->scene_len = strlen(d->scene_text);
+    }
+    if (st >= 0)
+        H5Tclose(st);
+    if (sd >= 0)
+        H5Dclose(sd);
+    if (!err->code && shard_ckpt_hash_text(d->scene_text, d->scene_len) != want)
+        shard_error_set(err, SHARD_EXIT_INPUT,
+                        "%s: /scene: the stored scene text does not match its checksum (it was edited or is corrupt)",
+                        path);
+    return err->code;
+}
+
 /* The root attributes and the scene text into d (step, time, dt, n, n_bonds, n_ranks, contacts, state_hash,
  * scene_path, scene_text), the checksum into *checksum, after every check of the header; n_particles and n_bonds
  * may be at most max_count (the whole-file loader: INT32_MAX). */
@@ -263,6 +328,7 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
 {
     char fmt[64];
     int64_t version = 0, complete = 0, step = -1, n = -1, nb = -1, nranks = 0, contacts = 0;
+    uint64_t scene_sum = 0;
     if (shard_ckpt_attr_str(f, "format", fmt, sizeof fmt) != 0 || strcmp(fmt, "shard-checkpoint") != 0) {
         if (strcmp(fmt, "shard-output") == 0)
             shard_error_set(err, SHARD_EXIT_INPUT, "%s: this is an output file, not a checkpoint", path);
@@ -285,10 +351,11 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
                shard_ckpt_attr_f64(f, "dt", &d->dt) || shard_ckpt_attr_i64(f, "n_particles", &n) ||
                shard_ckpt_attr_i64(f, "n_bonds", &nb) || shard_ckpt_attr_i64(f, "n_ranks", &nranks) ||
                shard_ckpt_attr_i64(f, "contacts", &contacts) || shard_ckpt_attr_u64(f, "state_hash", &d->state_hash) ||
-               shard_ckpt_attr_u64(f, "checksum", checksum)) {
+               shard_ckpt_attr_u64(f, "checksum", checksum) || shard_ckpt_attr_u64(f, "scene_checksum", &scene_sum) ||
+               shard_ckpt_attr_u64(f, "run_id", &d->run_id)) {
         shard_error_set(err, SHARD_EXIT_INPUT,
                         "%s: a header attribute is missing or unreadable (step, time, dt, "
-                        "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum)",
+                        "n_particles, n_bonds, n_ranks, contacts, state_hash, checksum, scene_checksum, run_id)",
                         path);
     } else if (n_sections > SHARD_CHECKPOINT_MAX_SECTIONS || n_lists > SHARD_CHECKPOINT_MAX_LISTS) {
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: more sections asked for than a checkpoint holds", path);
@@ -308,21 +375,7 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
     if (!err->code) {
         d->step = (long)step, d->n = n, d->n_bonds = nb, d->n_ranks = (int)nranks, d->contacts = contacts;
         shard_ckpt_attr_str(f, "scene_path", d->scene_path, sizeof d->scene_path);
-        hid_t sd = H5Lexists(f, "scene", H5P_DEFAULT) > 0 ? H5Dopen2(f, "scene", H5P_DEFAULT) : -1;
-        hid_t st = sd >= 0 ? H5Dget_type(sd) : -1;
-        if (st < 0 || H5Tget_class(st) != H5T_STRING || H5Tis_variable_str(st)) {
-            shard_error_set(err, SHARD_EXIT_INPUT, "%s: missing dataset scene", path);
-        } else {
-            size_t len = H5Tget_size(st);
-            d->scene_text = shard_calloc(len + 1, 1);
-            if (H5Dread(sd, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, d->scene_text) < 0)
-                shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot read dataset scene (the file is corrupt)", path);
-            d->scene_len = strlen(d->scene_text);
-        }
-        if (st >= 0)
-            H5Tclose(st);
-        if (sd >= 0)
-            H5Dclose(sd);
+        shard_ckpt_load_scene(f, path, scene_sum, d, err);
     }
     return err->code;
 }
@@ -346,6 +399,8 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
         if (bytes > (INT64_C(1) << 34))
             return shard_error_set(err, SHARD_EXIT_INPUT, "%s: dataset %s is too large (the file is corrupt)", path,
                                    name);
+        if (shard_ckpt_check_stored(f, path, name, SHARD_TYPE_U8, 1, bytes, err))
+            return err->code;
         d->blob[k] = shard_malloc((size_t)bytes + 1);
         d->blob_bytes[k] = (size_t)bytes;
         if (shard_ckpt_read(f, path, name, SHARD_TYPE_U8, 1, bytes, d->blob[k], err))
@@ -357,6 +412,45 @@ int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard
                                "(or written for other kinds of matter)",
                                path);
     return 0;
+}
+
+/* The bodies' identities (/bodies) into d, after the sizes have been checked (n is the file's): at most one body
+ * per particle, every dataset stored.  Their values are the restart's to compare with its scene. */
+int shard_ckpt_load_bodies(hid_t f, const char *path, shard_checkpoint_data *d, shard_error *err)
+{
+    enum { W = SHARD_CHECKPOINT_NAME };
+    static const struct {
+        const char *name;
+        shard_field_type type;
+        int ncomp;
+    } ds[6] = {{"/bodies/name", SHARD_TYPE_U8, W},      {"/bodies/kind", SHARD_TYPE_U8, W},
+               {"/bodies/material", SHARD_TYPE_U8, W},  {"/bodies/count", SHARD_TYPE_I64, 1},
+               {"/bodies/first_id", SHARD_TYPE_I64, 1}, {"/bodies/mass", SHARD_TYPE_F64, 1}};
+    int64_t nb = shard_ckpt_rows_of(f, path, "/bodies/count", err);
+    if (nb < 0)
+        return err->code;
+    if (nb < 1 || nb > d->n || nb > INT32_MAX)
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "%s: /bodies: %lld bodies for %lld particles (the file is corrupt)", path, (long long)nb,
+                               (long long)d->n);
+    for (int k = 0; k < 6 && !err->code; k++)
+        shard_ckpt_check_stored(f, path, ds[k].name, ds[k].type, ds[k].ncomp, nb, err);
+    if (err->code)
+        return err->code;
+    d->n_bodies = (int)nb;
+    d->bodies = shard_calloc((size_t)nb, sizeof *d->bodies);
+    unsigned char *buf = shard_malloc((size_t)nb * W + 1);
+    for (int k = 0; k < 6 && !shard_ckpt_read(f, path, ds[k].name, ds[k].type, ds[k].ncomp, nb, buf, err); k++)
+        for (int64_t b = 0; b < nb; b++) {
+            shard_checkpoint_body *o = &d->bodies[b];
+            void *to[6] = {o->name, o->kind, o->material, &o->count, &o->first, &o->mass};
+            size_t size = k < 3 ? W : 8;
+            memcpy(to[k], buf + (size_t)b * size, size);
+            if (k < 3)
+                ((char *)to[k])[W - 1] = '\0';
+        }
+    free(buf);
+    return err->code;
 }
 
 /* Rows [at, at + count) of dataset `name` (of `rows` rows of ncomp values like t: checked as shard_ckpt_read
@@ -385,6 +479,59 @@ int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_fiel
         return shard_error_set(err, SHARD_EXIT_INPUT, "%s: cannot read dataset %s (the file is truncated or corrupt)",
                                path, name);
     return 0;
+}
+
+/* The sizes of every dataset the readers allocate for, against the header's counts n and nb and the file, before
+ * anything is allocated: the particles' rows, the sections (global ids at most n, their rows), the pair lists
+ * and the bonds, in the order the readers read them. */
+int shard_ckpt_check_sizes(hid_t f, const char *path, int64_t n, int64_t nb, int n_sections,
+                           const shard_checkpoint_section *sections, int n_lists, const shard_checkpoint_list *lists,
+                           shard_error *err)
+{
+    char name[256];
+    for (int fi = 0; fi < shard_particle_n_fields && !err->code; fi++) {
+        const shard_field_desc *fd = &shard_particle_fields[fi];
+        if (!(fd->flags & SHARD_FIELD_STATE))
+            continue;
+        snprintf(name, sizeof name, "/particles/%s", fd->name);
+        shard_ckpt_check_stored(f, path, name, fd->type, fd->ncomp, n, err);
+    }
+    for (int k = 0; k < n_sections && !err->code; k++) {
+        const shard_block *b = sections[k].block;
+        if (!shard_ckpt_stateful(b))
+            continue;
+        snprintf(name, sizeof name, "/%s/global_id", sections[k].name);
+        int64_t ns = shard_ckpt_rows_of(f, path, name, err);
+        if (!err->code && ns > n)
+            shard_error_set(err, SHARD_EXIT_INPUT, "%s: %s has %lld rows, more than the %lld particles", path, name,
+                            (long long)ns, (long long)n);
+        if (!err->code)
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I64, 1, ns, err);
+        for (int r = 0; r < b->n_rows && !err->code; r++)
+            if (b->rows[r].flags & SHARD_FIELD_STATE) {
+                snprintf(name, sizeof name, "/%s/%s", sections[k].name, b->rows[r].name);
+                shard_ckpt_check_stored(f, path, name, b->rows[r].type, b->rows[r].ncomp, ns, err);
+            }
+    }
+    for (int q = 0; q < n_lists && !err->code; q++) {
+        snprintf(name, sizeof name, "/%s/key", lists[q].name);
+        int64_t ne = shard_ckpt_rows_of(f, path, name, err);
+        snprintf(name, sizeof name, "/%s/count", lists[q].name);
+        if (!err->code && !shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I32, 1, n, err)) {
+            snprintf(name, sizeof name, "/%s/key", lists[q].name);
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_I64, 1, ne, err);
+        }
+        snprintf(name, sizeof name, "/%s/value", lists[q].name);
+        if (!err->code)
+            shard_ckpt_check_stored(f, path, name, SHARD_TYPE_F64, lists[q].list->width, ne, err);
+    }
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/count", SHARD_TYPE_I32, 1, n, err);
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/partner", SHARD_TYPE_I64, 1, nb, err);
+    if (!err->code)
+        shard_ckpt_check_stored(f, path, "/bonds/broken", SHARD_TYPE_U8, 1, nb, err);
+    return err->code;
 }
 
 /* Only the checks of a dataset's shape (the whole-file reader reads it here; the range reader reads it once the

@@ -20,6 +20,8 @@ uint64_t shard_ckpt_hash_fields(const shard_particles *p, size_t row, const shar
 uint64_t shard_ckpt_hash_list_row(uint64_t h, const shard_pairlist *l, size_t row);
 /* The hash of the module state records of sections[0..n) (data[k], bytes[k]; NULL: none), in section order. */
 uint64_t shard_ckpt_hash_blobs(int n, const shard_checkpoint_section *sections, void *const *data, const size_t *bytes);
+/* The scene text's checksum (its bytes up to the first NUL). */
+uint64_t shard_ckpt_hash_text(const char *text, size_t len);
 /* Does a block have a STATE row (and so a section in the file)? */
 int shard_ckpt_stateful(const shard_block *b);
 
@@ -43,9 +45,16 @@ int shard_ckpt_load_header(hid_t f, const char *path, int n_sections, int n_list
 /* The module state records of the sections asked for into d->blob, checked against their checksum. */
 int shard_ckpt_load_blobs(hid_t f, const char *path, int n_sections, const shard_checkpoint_section *sections,
                           shard_checkpoint_data *d, shard_error *err);
+/* The bodies' identities (/bodies) into d (after shard_ckpt_check_sizes: d->n is the file's). */
+int shard_ckpt_load_bodies(hid_t f, const char *path, shard_checkpoint_data *d, shard_error *err);
 /* Rows [at, at + count) of dataset `name` (checked as shard_ckpt_open does) into buf, by an independent read. */
 int shard_ckpt_read_part(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                          int64_t at, int64_t count, void *buf, shard_error *err);
+/* Every dataset the readers allocate for, against the header's counts n and nb and against the file (its rows
+ * stored), before anything is allocated; the first failure in the readers' order. */
+int shard_ckpt_check_sizes(hid_t f, const char *path, int64_t n, int64_t nb, int n_sections,
+                           const shard_checkpoint_section *sections, int n_lists, const shard_checkpoint_list *lists,
+                           shard_error *err);
 /* Only the checks of a dataset's shape. */
 int shard_ckpt_check_shape(hid_t f, const char *path, const char *name, shard_field_type t, int ncomp, int64_t rows,
                            shard_error *err);

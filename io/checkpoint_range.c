@@ -605,8 +605,8 @@ typedef struct shard_ckpt_head {
     long step;
     double time, dt;
     int64_t n, n_bonds, contacts;
-    int n_ranks;
-    uint64_t state_hash, checksum;
+    int n_ranks, n_bodies;
+    uint64_t state_hash, checksum, run_id;
     size_t scene_len;
     char scene_path[1024];
 } shard_ckpt_head;
@@ -624,13 +624,16 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
     if (rank == 0) {
         hid_t f = shard_ckpt_open_file(path, err);
         if (f >= 0) {
-            if (!shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err))
-                shard_ckpt_load_blobs(f, path, n_sections, sections, d, err);
+            if (!shard_ckpt_load_header(f, path, n_sections, n_lists, SHARD_CKPT_MAX_COUNT, d, &h.checksum, err) &&
+                !shard_ckpt_load_blobs(f, path, n_sections, sections, d, err) &&
+                !shard_ckpt_check_sizes(f, path, d->n, d->n_bonds, n_sections, sections, n_lists, lists, err))
+                shard_ckpt_load_bodies(f, path, d, err);
             if (H5Fclose(f) < 0 && !err->code)
                 shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);
         }
         h.step = d->step, h.time = d->time, h.dt = d->dt, h.n = d->n, h.n_bonds = d->n_bonds;
         h.contacts = d->contacts, h.n_ranks = d->n_ranks, h.state_hash = d->state_hash, h.scene_len = d->scene_len;
+        h.run_id = d->run_id, h.n_bodies = d->n_bodies;
         memcpy(h.scene_path, d->scene_path, sizeof h.scene_path);
     }
     if (shard_comm_agree(c, err, 0)) {
@@ -641,10 +644,13 @@ int shard_checkpoint_load_range(shard_comm *c, const char *path, int n_sections,
     if (rank != 0) {
         d->step = h.step, d->time = h.time, d->dt = h.dt, d->n = h.n, d->n_bonds = h.n_bonds;
         d->contacts = h.contacts, d->n_ranks = h.n_ranks, d->state_hash = h.state_hash, d->scene_len = h.scene_len;
+        d->run_id = h.run_id, d->n_bodies = h.n_bodies;
         memcpy(d->scene_path, h.scene_path, sizeof d->scene_path);
         d->scene_text = shard_calloc(h.scene_len + 1, 1);
+        d->bodies = shard_calloc((size_t)h.n_bodies + 1, sizeof *d->bodies);
     }
     shard_comm_bcast(c, d->scene_text, h.scene_len + 1, 0);
+    shard_comm_bcast(c, d->bodies, (size_t)h.n_bodies * sizeof *d->bodies, 0);
     for (int k = 0; k < n_sections; k++) {
         int64_t bytes = rank == 0 ? (d->blob[k] ? (int64_t)d->blob_bytes[k] : -1) : 0;
         shard_comm_bcast(c, &bytes, sizeof bytes, 0);

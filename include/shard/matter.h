@@ -291,6 +291,12 @@ typedef struct shard_matter {
     /* The volume of particle k (its global id minus the body's first) of body b, m^3, from scene data and the
      * per-body state (NULL: one lattice cell, spacing^3); its mass is the material's density times it. */
     double (*particle_volume)(const shard_scene *sc, int body, int64_t k, const void *body_state);
+    /* Kinds whose particles the scene alone fixes, without sampling (a surface's vertices: a grid's or a mesh's;
+     * NULL: only sampling tells): body b's particle count, and the rest position of its particle k (0 <= k < the
+     * count), bit for bit what the start-up gives it.  A restart checks a checkpoint's particles against them
+     * before anything is built from them (the kind's elements name its particles by k). */
+    int64_t (*particle_count)(const shard_scene *sc, int body, const void *body_state);
+    void (*rest_position)(const shard_scene *sc, int body, int64_t k, const void *body_state, double X[3]);
     /* The distance within which the module needs, at the start of every step, every particle of its bodies
      * (of body b and of every other body of its kind, itself included) near an owned particle as a contact
      * ghost, m (NULL: the contact distance).  The driver widens the contact ghosts' cutoff to it plus the skin

@@ -25,7 +25,7 @@ typedef struct shard_overrides {
     long steps;
     double until;
     double dt;
-    const char *out_dir;
+    const char *out_dir; /* `--out DIR`: every folder of the run (run.output_dir, output.dir, checkpoint.dir) */
     const char *restart; /* checkpoint to restart from (`--restart FILE`) */
     int n_catalyst;      /* in-situ scripts from the command line (`--catalyst FILE`, repeatable) */
     const char *catalyst[8];

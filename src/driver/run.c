@@ -411,6 +411,8 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
             sec[m].blob = blob[m] = shard_malloc(sec[m].blob_bytes + 1);
             shard_sim_whole(s, m)->state_save(&mc, blob[m]);
         }
+    shard_checkpoint_body *bodies = shard_calloc((size_t)s->scene.n_bodies + 1, sizeof *bodies);
+    shard_sim_body_identities(s, bodies);
     shard_checkpoint_state st = {
         .p = &s->p,
         .n_sections = n_sec,
@@ -426,10 +428,13 @@ int shard_sim_write_checkpoint(shard_sim *s, shard_error *err)
         .scene_path = s->scene.path,
         .scene_text = s->scene.text,
         .scene_len = s->scene.text_len,
+        .n_bodies = s->scene.n_bodies,
+        .bodies = bodies,
     };
     int rc = shard_checkpoint_write(s->io.ckpt, s->comm, &st, err);
     for (int m = 0; m < n_sec; m++)
         free(blob[m]);
+    free(bodies);
     return rc;
 }
 
@@ -457,7 +462,7 @@ static void shard_sim_io_setup(shard_sim *s)
     }
     if (sc->checkpoint.enabled)
         s->io.ckpt = shard_checkpoint_create(sc->checkpoint.dir[0] ? sc->checkpoint.dir : sc->run.output_dir,
-                                             sc->checkpoint.keep);
+                                             sc->checkpoint.keep, s->run_id);
 #endif
 }
 

@@ -52,45 +52,11 @@ static int shard_sim_apply_overrides(shard_scene *sc, const shard_overrides *ov,
     }
     if (ov->dt > 0.0)
         sc->run.dt = ov->dt;
-    if (ov->out_dir) {
+    if (ov->out_dir) { /* every folder the run writes into: the scene's own for output and checkpoints too */
         if (strlen(ov->out_dir) >= sizeof sc->run.output_dir)
             return shard_error_set(err, SHARD_EXIT_USAGE, "--out: path too long");
         snprintf(sc->run.output_dir, sizeof sc->run.output_dir, "%s", ov->out_dir);
-    }
-    return 0;
-}
-
-/* Every rank of a restart: its range of the loaded state must fit the scene it is restarted with (the first
- * failure in id order is the lowest failing rank's first, which shard_comm_any_error passes on). */
-static int shard_sim_check_restart(const shard_sim *s, const shard_checkpoint_data *ck, const char *ck_path,
-                                   shard_error *err)
-{
-    if (ck->dt != s->dt)
-        return shard_error_set(err, SHARD_EXIT_INPUT,
-                               "%s: written with the time step %.17g s, but this run's is %.17g s (a different "
-                               "--dt?); a restart continues with the same time step",
-                               ck_path, ck->dt, s->dt);
-    for (int64_t i = 0; i < ck->n_local; i++) {
-        int b = ck->p.body[i];
-        if (b < 0 || b >= s->scene.n_bodies)
-            return shard_error_set(err, SHARD_EXIT_INPUT,
-                                   "%s: particle %lld belongs to body %d, but the scene has "
-                                   "%d bodies",
-                                   ck_path, (long long)(ck->first + i), b, s->scene.n_bodies);
-        /* A module with state rows must hold each of its particles in its section, and no other. */
-        int m = s->body_module[b], stateful = 0;
-        for (int r = 0; r < s->mod[m].block.n_rows; r++)
-            stateful |= (s->mod[m].block.rows[r].flags & SHARD_FIELD_STATE) != 0;
-        int want = stateful ? m : -1;
-        if (ck->section_of[i] != want)
-            return shard_error_set(err, SHARD_EXIT_INPUT,
-                                   "%s: particle %lld (body '%s', kind %s) is %s section "
-                                   "/%s",
-                                   ck_path, (long long)(ck->first + i), s->scene.bodies[b].name,
-                                   s->scene.bodies[b].kind, want >= 0 ? "missing from" : "in",
-                                   want >= 0                ? s->mod[m].def->kind
-                                   : ck->section_of[i] >= 0 ? s->mod[ck->section_of[i]].def->kind
-                                                            : "?");
+        sc->output.dir[0] = sc->checkpoint.dir[0] = '\0'; /* "": run.output_dir */
     }
     return 0;
 }
@@ -197,13 +163,12 @@ static int shard_sim_build_restart(shard_sim *s, shard_checkpoint_data *ck, cons
     shard_comm *c = s->comm;
     const shard_scene *sc = &s->scene;
     int size = shard_comm_size(c);
-    shard_sim_check_restart(s, ck, ov->restart, err);
-    if (!err->code && (int64_t)size > ck->n)
-        shard_error_set(err, SHARD_EXIT_INPUT,
-                        "%s: the checkpoint has %lld particle(s), fewer than the %d "
-                        "ranks it is restarted on",
-                        ov->restart, (long long)ck->n, size);
-    int rc = shard_comm_any_error(c, err);
+    if ((int64_t)size > ck->n)
+        return shard_error_set(err, SHARD_EXIT_INPUT,
+                               "%s: the checkpoint has %lld particle(s), fewer than the %d ranks it is restarted on",
+                               ov->restart, (long long)ck->n, size);
+    /* Its particles against the scene (restart.c): the body counts from the data, the bodies' identities. */
+    int rc = shard_sim_restart_check(s, ck, ov->restart, err);
     if (rc)
         return rc;
     /* The share is the checkpoint's range, borrowed: its sections are in module order (run.c,
@@ -216,9 +181,7 @@ static int shard_sim_build_restart(shard_sim *s, shard_checkpoint_data *ck, cons
     share->lists = ck->lists;
     s->n_global = ck->n;
     s->n_bonds_global = ck->n_bonds;
-    for (int64_t i = 0; i < ck->n_local; i++)
-        s->body_count[ck->p.body[i]]++;
-    shard_comm_sum_i64s(c, s->body_count, (size_t)sc->n_bodies);
+    s->run_id = ck->run_id; /* the run goes on: it owns the checkpoints of the run it continues */
     s->step = s->restarted_at = ck->step;
     s->contacts_local = shard_comm_rank(c) == 0 ? ck->contacts : 0;
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++) /* the distribution frees ck */
@@ -355,7 +318,9 @@ static int shard_sim_load_states(shard_sim *s, const char *ck_path, shard_error 
 static int shard_sim_build_local(shard_sim *s, const char *ck_path, shard_error *err)
 {
     shard_sim_masses(s);
-    int rc = shard_sim_check_depths(s, err);
+    int rc = ck_path ? shard_sim_restart_check_masses(s, ck_path, err) : 0;
+    if (!rc)
+        rc = shard_sim_check_depths(s, err);
     if (rc)
         return rc;
     shard_sim_fracture_setup(s);
@@ -420,6 +385,8 @@ static shard_sim *shard_sim_build(shard_comm *c, const char *path, const char *t
     if (!rc) {
         shard_sim_first_forces(s, ck != NULL);
         shard_sim_balance_setup(s);
+        if (!ck)
+            s->run_id = shard_checkpoint_new_run_id(c);
         rc = shard_sim_output_setup(s, ov, err);
     }
     if (rc)
@@ -533,6 +500,7 @@ void shard_sim_destroy(shard_sim **sp)
     shard_sim_balance_free(s);
     for (int m = 0; m < SHARD_CHECKPOINT_MAX_SECTIONS; m++)
         free(s->restart_blob[m]);
+    free(s->restart_mass);
     shard_particles_free(&s->p);
     shard_csr_free(&s->bonds);
     shard_csr_free(&s->cand);

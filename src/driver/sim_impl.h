@@ -116,6 +116,8 @@ struct shard_sim {
     void *restart_blob[SHARD_CHECKPOINT_MAX_SECTIONS]; /* a restart: the modules' own state records, taken from
                                                         * the checkpoint before its particles are handed out */
     size_t restart_blob_bytes[SHARD_CHECKPOINT_MAX_SECTIONS];
+    double *restart_mass; /* a restart: each body's total mass as the checkpoint records it, until checked */
+    uint64_t run_id;      /* the run's identity in its checkpoints: new at a start, the checkpoint's at a restart */
     shard_sim_term *mem_term[SHARD_CHECKPOINT_MAX_LISTS]; /* the terms with a memory, in checkpoint-list order */
     int n_mem;                /* (shard_sim_memory_descs: what a restart reads back in the same order) */
     uint64_t halo_bytes_past; /* bytes sent through bond plans that migrations replaced */
@@ -156,6 +158,19 @@ void shard_sim_masses(shard_sim *s);
  * migration): every module's prepare hook, the sync rows, the split of the owned particles by whether a bond
  * partner is a ghost, the force scratch.  Collective (the sync exchange). */
 void shard_sim_prepare_local(shard_sim *s);
+
+/* restart.c */
+/* Collective: every body's identity for a checkpoint (out: n_bodies entries): the scene's name, kind and
+ * material, the particle count and first global id, the exact sum of the particles' masses. */
+void shard_sim_body_identities(shard_sim *s, shard_checkpoint_body *out);
+/* Collective, before a restart's particles are distributed: the checkpoint ck (this rank's range, at `path`)
+ * against the scene: the time step, the bodies it records (names, kinds, materials) against the scene's, each
+ * particle's body and section, and the bodies' counts in the data (summed into s->body_count) against the record.
+ * 0, or the same error on every rank; the recorded masses are kept for shard_sim_restart_check_masses. */
+int shard_sim_restart_check(shard_sim *s, const shard_checkpoint_data *ck, const char *path, shard_error *err);
+/* Collective, once the masses are derived (shard_sim_masses): each body's total mass against the record.  0, or the
+ * same error on every rank. */
+int shard_sim_restart_check_masses(shard_sim *s, const char *path, shard_error *err);
 
 /* balance.c */
 /* After set-up: the repartitioner of the scene's `balance` section (none without one, or on one rank). */

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Every bad checkpoint given to --restart (missing, truncated, corrupt header, corrupt data, wrong format
 # version, a missing dataset of a module's state or of a contact memory, a rigid-body record missing or
-# damaged, inconsistent sizes, a step that does
-# not match the time or is out of range, an output file, the wrong scene, another time step; a --steps that
+# damaged, inconsistent sizes (a count of 2^31 particles over a file of a thousand: refused at once, under an
+# address-space limit that any allocation from it would exceed), a step that does
+# not match the time or is out of range, an output file, the wrong scene, another time step, a stored scene text
+# edited (refused by its checksum) or edited with its checksum so that the bodies it builds are not those the
+# checkpoint recorded (two bodies swapped, a density changed, a cloth's grid with fewer vertices or with its
+# vertices elsewhere); a --steps that
 # ends before the checkpoint: exit 2) gives one clear message, `shard: error: FILE: ...`, printed once; every
 # rank exits with status 3 (no hang), and the existing output folder is left exactly as it was.  Each case at
 # 1 and 3 ranks.
@@ -38,6 +42,11 @@ bad_size=$(mk size)
 "$TAMPER" set-i64 "$bad_size" n_particles 1000
 bad_bonds=$(mk bonds)
 "$TAMPER" set-i64 "$bad_bonds" n_bonds 17
+# A header whose count is far beyond its datasets: refused before anything is allocated from it (under the
+# address-space limit of case_limited, the 16 GiB a reader would take for 2^31 global ids ends the run with
+# exit 5 instead).
+bad_huge=$(mk huge)
+"$TAMPER" set-i64 "$bad_huge" n_particles 2147483648
 bad_step9=$(mk step9)
 "$TAMPER" set-i64 "$bad_step9" step 1000000000
 bad_step18=$(mk step18)
@@ -54,6 +63,33 @@ bad_rigid_data=$WORK/rigid_data.h5
 cp "$rgood" "$bad_rigid_data"
 off=$("$TAMPER" offset "$bad_rigid_data" /module_state/rigid) || { fail "tamper offset"; finish; }
 printf '\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f' | dd of="$bad_rigid_data" bs=1 seek=$((off + 40)) conv=notrunc status=none
+# The stored scene text edited: E changed (refused by the text's checksum); two rigid bodies' lines swapped and
+# a density changed, each with the checksum rewritten to match (refused by the bodies' identities: the scene's
+# body names, kinds and materials, and the masses it gives the particles, against those the checkpoint
+# recorded).
+sed 's/E: 1.0e7/E: 2.0e7/' "$rigid_scene" > "$WORK/scene_E.yaml"
+awk '/name: crate/ { c = $0; getline; c = c "\n" $0; next } /name: brick/ { print; getline; print; print c; next } 1' \
+  "$rigid_scene" > "$WORK/scene_swap.yaml"
+sed 's/density: 600/density: 601/' "$rigid_scene" > "$WORK/scene_density.yaml"
+for v in E swap density; do
+  cp "$rgood" "$WORK/rigid_$v.h5"
+  "$TAMPER" set-text "$WORK/rigid_$v.h5" /scene "$WORK/scene_$v.yaml" || fail "tamper set-text $v"
+  [ "$v" = E ] || "$TAMPER" rehash-scene "$WORK/rigid_$v.h5" || fail "tamper rehash-scene $v"
+done
+grep -q 'name: crate' <(sed -n '/name: brick/,+2p' "$WORK/scene_swap.yaml") || fail "the swapped scene is not swapped"
+# A cloth's checkpoint whose stored scene (its checksum rewritten) makes another grid of the tag: fewer vertices
+# than the data holds, or as many at other places (the run's elements name their vertices by their place in the
+# body: before, a NaN at the first step, exit 4, or a vertex not found among its element's on every rank, exit 5
+# through MPI_Abort).  The scene gives the time step, which the grid would change otherwise.
+cloth_scene=$WORK/cloth.yaml
+sed -e 's/^  steps: 1500$/  steps: 1500\n  dt: 2.0e-5/' -e 's/every: 600/every: 10/' scenes/restart_cloth.yaml > "$cloth_scene"
+shard_run 1 run "$cloth_scene" --steps 10 --out "$WORK/cloth" > "$WORK/cloth.log" || { cat "$WORK/cloth.log"; exit 1; }
+for v in 8,3 4,8; do
+  sed "s/divisions: \[8, 4\]/divisions: [${v/,/, }]/" "$cloth_scene" > "$WORK/cloth_$v.yaml"
+  cp "$WORK/cloth/checkpoint_000010.h5" "$WORK/cloth_$v.h5"
+  "$TAMPER" set-text "$WORK/cloth_$v.h5" /scene "$WORK/cloth_$v.yaml" && "$TAMPER" rehash-scene "$WORK/cloth_$v.h5" ||
+    fail "tamper cloth $v"
+done
 other_scene=$WORK/other.yaml
 sed 's/steps: 400/steps: 401/' "$scene" > "$other_scene"
 
@@ -69,17 +105,26 @@ case_code() {
   done
 }
 case_() { case_code 3 "$@"; }
+# case_limited NAME EXPECTED-SUBSTRING ARGS...: case_ with at most 4 GB of address space per process, and within
+# 60 s for both rank counts.
+case_limited() {
+  local t0=$SECONDS
+  (f0=$FAILS; ulimit -v 4000000 || exit 1; case_ "$@"; exit $((FAILS > f0))) || FAILS=$((FAILS + 1))
+  [ $((SECONDS - t0)) -lt 60 ] || fail "$1: $((SECONDS - t0)) s at 1 and 3 ranks"
+}
 
 case_ missing "$WORK/none.h5: cannot open checkpoint: No such file or directory" "$scene" --restart "$WORK/none.h5"
 case_ truncated "$bad_truncated: " "$scene" --restart "$bad_truncated"
 case_ corrupt-header "$bad_header: not a readable HDF5 file (truncated or corrupt)" "$scene" --restart "$bad_header"
 case_ corrupt-data "$bad_data: checksum mismatch: the data is corrupt" "$scene" --restart "$bad_data"
-case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 5" "$scene" \
+case_ wrong-version "$bad_version: checkpoint format version 99; this shard reads version 6" "$scene" \
   --restart "$bad_version"
 case_ missing-dataset "$bad_dataset: missing dataset /solid/plastic_strain" "$scene" --restart "$bad_dataset"
 case_ missing-memory "$bad_memory: missing dataset /contact_memory/value" "$scene" --restart "$bad_memory"
 case_ wrong-size "$bad_size: dataset /particles/global_id has the wrong size (expected 1000 rows)" "$scene" \
   --restart "$bad_size"
+case_limited huge-count "$bad_huge: dataset /particles/global_id has the wrong size (expected 2147483648 rows)" \
+  "$scene" --restart "$bad_huge"
 case_ wrong-bond-count "$bad_bonds: dataset /bonds/partner has the wrong size (expected 17 rows)" "$scene" \
   --restart "$bad_bonds"
 case_ output-file "$WORK/out/particles_000100.h5: this is an output file, not a checkpoint" "$scene" \
@@ -90,6 +135,16 @@ case_ step-not-time "$bad_step9: step 1000000000 does not match the time" "$scen
 case_ step-huge "$bad_step18: header values out of range (step 1000000000000000000" "$scene" --restart "$bad_step18"
 case_ rigid-record-missing "$bad_rigid_gone: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_gone"
 case_ rigid-record-corrupt "$bad_rigid_data: module state checksum mismatch" "$rigid_scene" --restart "$bad_rigid_data"
+case_ scene-edited "$WORK/rigid_E.h5: /scene: the stored scene text does not match its checksum" \
+  --restart "$WORK/rigid_E.h5"
+case_ bodies-swapped "$WORK/rigid_swap.h5: bodies[0] 'brick': the scene's body (kind rigid, material wood) is not \
+the checkpoint's 'crate'" --restart "$WORK/rigid_swap.h5"
+case_ density-changed "$WORK/rigid_density.h5: bodies[0] 'crate': the scene gives its 192 particles a mass of \
+1.8030000000000004 kg, the checkpoint records 1.8000000000000003 kg" --restart "$WORK/rigid_density.h5"
+case_ cloth-fewer-vertices "$WORK/cloth_8,3.h5: bodies[1] 'tag': the scene makes 36 particles of it, the \
+checkpoint holds 45" --restart "$WORK/cloth_8,3.h5" --steps 20
+case_ cloth-other-vertices "$WORK/cloth_4,8.h5: bodies[1] 'tag': particle 290 rests at (0.32, -0.075, 0.1), not \
+where the scene puts its particle 1, (0.32, -0.05, 0.1)" --restart "$WORK/cloth_4,8.h5" --steps 20
 case_code 2 steps-before-checkpoint "--steps: the run would end at step 50, before the checkpoint's step 100" \
   "$scene" --restart "$good" --steps 50
 

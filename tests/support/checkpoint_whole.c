@@ -260,7 +260,9 @@ int shard_checkpoint_load(const char *path, int n_sections, const shard_checkpoi
         return err->code;
     uint64_t checksum = 0;
     if (!shard_ckpt_load_header(f, path, n_sections, n_lists, INT32_MAX, d, &checksum, err) &&
-        !shard_ckpt_load_blobs(f, path, n_sections, sections, d, err))
+        !shard_ckpt_load_blobs(f, path, n_sections, sections, d, err) &&
+        !shard_ckpt_check_sizes(f, path, d->n, d->n_bonds, n_sections, sections, n_lists, lists, err) &&
+        !shard_ckpt_load_bodies(f, path, d, err))
         shard_ckpt_load_body(f, path, n_sections, sections, n_lists, lists, d, checksum, err);
     if (H5Fclose(f) < 0 && !err->code)
         shard_error_set(err, SHARD_EXIT_INPUT, "%s: HDF5 cannot close it (corrupt)", path);

@@ -186,7 +186,7 @@ int shard_cloth_vertex_hinges(const shard_cloth_params *cp, int64_t k, int64_t *
     return n;
 }
 
-static void shard_cloth_rest_vertex(const shard_cloth_params *cp, int64_t k, double X[3])
+void shard_cloth_rest_vertex(const shard_cloth_params *cp, int64_t k, double X[3])
 {
     if (cp->mesh) {
         memcpy(X, cp->mesh->X + 3 * k, 3 * sizeof *X);

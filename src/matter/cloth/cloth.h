@@ -93,6 +93,8 @@ void shard_cloth_hinge(const shard_cloth_params *cp, int64_t h, int64_t v[4]);
  * increasing id. */
 int shard_cloth_vertex_triangles(const shard_cloth_params *cp, int64_t k, int64_t *t);
 int shard_cloth_vertex_hinges(const shard_cloth_params *cp, int64_t k, int64_t *h);
+/* Vertex k's rest position: the grid's vertex (k mod (nu + 1), k div (nu + 1)) or the mesh's k-th, as sampled. */
+void shard_cloth_rest_vertex(const shard_cloth_params *cp, int64_t k, double X[3]);
 /* Vertex k's rest area: a third of its triangles' areas, m^2 (its mass is that x density x thickness). */
 double shard_cloth_vertex_area(const shard_cloth_params *cp, int64_t k);
 /* The largest rest distance between two vertices of one hinge, m: the bond radius that puts every element

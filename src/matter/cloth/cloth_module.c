@@ -135,6 +135,19 @@ static double shard_matter_cloth_volume(const shard_scene *sc, int b, int64_t k,
     return shard_cloth_vertex_area(cp, k) * cp->thickness;
 }
 
+/* A restart's checks: the vertices the scene makes, and where each rests. */
+static int64_t shard_matter_cloth_count(const shard_scene *sc, int b, const void *state)
+{
+    (void)sc, (void)b;
+    return shard_cloth_n_vertices(state);
+}
+
+static void shard_matter_cloth_rest(const shard_scene *sc, int b, int64_t k, const void *state, double X[3])
+{
+    (void)sc, (void)b;
+    shard_cloth_rest_vertex(state, k, X);
+}
+
 /* The local index of the vertex of global id g among owned particle i and its bond partners (rows are sorted
  * by partner id), or -1. */
 static int32_t shard_matter_cloth_find(const shard_phys *ph, size_t i, int64_t g)
@@ -422,6 +435,8 @@ const shard_matter shard_matter_cloth = {
     .dt_name = "cloth wave speed",
     .bond_radius = shard_matter_cloth_bond_radius,
     .particle_volume = shard_matter_cloth_volume,
+    .particle_count = shard_matter_cloth_count,
+    .rest_position = shard_matter_cloth_rest,
     .contact_radius = shard_matter_cloth_contact_radius,
     .contact_reach = shard_matter_cloth_reach,
     .prepare = shard_matter_cloth_prepare,
