@@ -13,6 +13,9 @@
 #   inversion      a ball crushed at v = 0.5 c0 without the volume barrier: the run goes on (exit 0), one
 #                  warning names the count, the first particle, its body and position, the Final line counts
 #                  the inverted particles; with the default barrier the same impact warns of nothing
+#   cloth unresolved  two cloths started through each other: the impact zones cannot separate them, so the run
+#                  stops at its first step (exit 4) naming the step and the first pair; with `cloth: {unresolved:
+#                  continue}` it runs on (exit 0) and every diagnostics line counts the unresolved steps
 # usage: run_faults.sh SHARD   (run in tests/)
 set -uo pipefail
 # shellcheck source=tests/lib.sh
@@ -48,6 +51,19 @@ obstacles:
   - plane: {point: [0, 0, 0], normal: [0, 0, 1]}
 YAML
 done
+for go in stop continue; do
+  cat > "$WORK/cross_$go.yaml" <<YAML
+run: {steps: 40, gravity: [0, 0, 0], diagnostics_every: 10}
+cloth: {unresolved: $go}
+materials:
+  cotton: {density: 300, E: 2.0e6, nu: 0.3}
+bodies:
+  - {name: a, kind: cloth, material: cotton, thickness: 0.002, velocity: [0, 0, 1],
+     shape: {grid: {corner: [-0.1, -0.1, 0], u: [0.2, 0, 0], v: [0, 0.2, 0], divisions: [8, 8]}}}
+  - {name: b, kind: cloth, material: cotton, thickness: 0.002,
+     shape: {grid: {corner: [-0.1, 0, -0.1], u: [0.2, 0, 0], v: [0, 0, 0.2], divisions: [8, 8]}}}
+YAML
+done
 cat > "$WORK/free.yaml" <<'YAML'
 run: {steps: 10}
 materials:
@@ -81,6 +97,11 @@ for n in 1 3; do
   else
     pass "barrier at $n rank(s): no particle inverted"
   fi
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/cross_stop.yaml" --quiet --out "$WORK/o" 2>&1)
+  expect_once "cloth unresolved at $n rank(s)" $? 4 "$out" "shard: error: step 0: cloth collisions unresolved after" \
+    "the first between particles 27 36 108 117 (global ids)"
+  out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/cross_continue.yaml" --out "$WORK/o" 2>&1)
+  expect_once "cloth unresolved counted at $n rank(s)" $? 0 "$out" "diag step 40 " "cloth unresolved 40 steps"
   out=$(mpi_run 120 "$n" "$SHARD" run "$WORK/lost.yaml" --quiet 2>&1)
   expect_once "lost particle at $n rank(s)" $? 4 "$out" "shard: error:" "step 1: particle"
   # 300 MB of address space per rank: enough for MPI and the scene text, not for a million particles.

@@ -230,8 +230,7 @@ typedef struct shard_matter_fracture {
  *               particles are in place, before prepare
  *   frames      fills out[] with the frames of its bodies and returns their number (out: n_bodies entries)
  *   body_diag   adds its bodies' kinetic energy and momentum (the driver calls it on one rank: the state is
- *               replicated); the driver leaves its particles out of the particle sums
- *   diag_line   text for the diagnostics line (may be empty) */
+ *               replicated); the driver leaves its particles out of the particle sums */
 typedef struct shard_matter_whole {
     void (*advance)(const shard_matter_ctx *c, const shard_collective *svc);
     void (*settle)(const shard_matter_ctx *c, const shard_collective *svc, int kick);
@@ -240,7 +239,6 @@ typedef struct shard_matter_whole {
     int (*state_load)(const shard_matter_ctx *c, const void *buf, size_t bytes, shard_error *err);
     size_t (*frames)(const shard_matter_ctx *c, shard_frame *out);
     void (*body_diag)(const shard_matter_ctx *c, shard_xsum *kinetic, shard_xsum momentum[3]);
-    void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
 } shard_matter_whole;
 
 /* The collision-stage capability (collective; any kind, not only SLAVED ones): after the particles' first kick,
@@ -335,6 +333,9 @@ typedef struct shard_matter {
     void (*state_free)(void *state);
     void (*finish)(const shard_scene *sc, void *bodies);
     void (*report)(const shard_matter_ctx *c, char *buf, size_t len);
+    /* Text for the diagnostics line of a run with bodies of the kind (may be empty; rank 0's is printed, so it
+     * must come from state that is the same on every rank). */
+    void (*diag_line)(const shard_matter_ctx *c, char *buf, size_t len);
     /* Optional capabilities (NULL: the kind has none): */
     const shard_matter_fracture *fracture;   /* bonds that break */
     const shard_matter_whole *whole;         /* bodies that move as wholes */

@@ -596,11 +596,12 @@ void shard_sim_run(shard_sim *s, int quiet)
                     if (s->frac.on)
                         printf("  broken %lld", (long long)d.broken_bonds);
                     for (int m = 0; m < s->n_modules; m++)
-                        if (shard_sim_whole(s, m) && shard_sim_whole(s, m)->diag_line) {
+                        if (s->mod[m].used && s->mod[m].def->diag_line) {
                             char line[256];
                             shard_matter_ctx mc = shard_sim_module_ctx(s, m);
-                            shard_sim_whole(s, m)->diag_line(&mc, line, sizeof line);
-                            printf("  %s", line);
+                            s->mod[m].def->diag_line(&mc, line, sizeof line);
+                            if (line[0])
+                                printf("  %s", line);
                         }
                     printf("\n");
                 }

@@ -35,6 +35,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Two colliding pairs by their 4 global ids, lexicographically. */
+static int shard_cc_cmp_hit(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    for (int q = 0; q < 4; q++)
+        if (x[q] != y[q])
+            return x[q] < y[q] ? -1 : 1;
+    return 0;
+}
+
+/* A step whose collisions the last impact-zone pass leaves: the error that stops the run, the same on every rank
+ * (the number of distinct colliding pairs over the ranks and the one with the smallest global ids). */
+static int shard_cc_unresolved(const shard_matter_ctx *c, const shard_cloth_collide *cs, const shard_collective *svc,
+                               int passes, shard_error *err)
+{
+    size_t bytes = 0;
+    int64_t *hit = svc->allgather(svc->impl, cs->hit, 4 * cs->n_hit * sizeof *cs->hit, &bytes);
+    size_t n = bytes / (4 * sizeof *hit), distinct = 0;
+    qsort(hit, n, 4 * sizeof *hit, shard_cc_cmp_hit);
+    for (size_t h = 0; h < n; h++)
+        distinct += h == 0 || shard_cc_cmp_hit(hit + 4 * h, hit + 4 * (h - 1)) != 0;
+    int64_t v[4] = {-1, -1, -1, -1};
+    if (n)
+        memcpy(v, hit, sizeof v);
+    free(hit);
+    return shard_error_set(err, SHARD_EXIT_RUNTIME,
+                           "step %ld: cloth collisions unresolved after %d passes: %zu pairs still collide, the "
+                           "first between particles %lld %lld %lld %lld (global ids), so cloth would cross there; "
+                           "give the layers room (a larger gap, thinner cloth) or set `cloth: {unresolved: "
+                           "continue}` to go on and count such steps",
+                           c->ph->step, passes, distinct, (long long)v[0], (long long)v[1], (long long)v[2],
+                           (long long)v[3]);
+}
+
 /* The most impact-zone passes (the impulse passes before them: cloth.collision_passes). */
 #define SHARD_CLOTH_ZONE_PASSES 200
 
@@ -276,6 +310,8 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
             break;
         if (passes >= jacobi + SHARD_CLOTH_ZONE_PASSES) {
             cs->unresolved++;
+            if (shard_cloth_settings_of(c->ph->scene)->unresolved == SHARD_CLOTH_UNRESOLVED_STOP)
+                return shard_cc_unresolved(c, cs, svc, passes, err);
             break;
         }
         cs->n_coll += n;
@@ -299,6 +335,14 @@ int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *
         force[q] = p->mass[blk->first + q] * sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) / dt;
     }
     return 0;
+}
+
+void shard_cloth_collide_diag_line(const shard_matter_ctx *c, char *buf, size_t len)
+{
+    const shard_cloth_state *st = c->state;
+    buf[0] = '\0';
+    if (st->collide.unresolved > 0) /* the same count on every rank: the passes end together */
+        snprintf(buf, len, "cloth unresolved %ld steps", st->collide.unresolved);
 }
 
 void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len)

@@ -13,8 +13,11 @@ typedef struct shard_cloth_def {
     double thickness; /* m, > 0 (required) */
     double bending;   /* bending stiffness D, N m, >= 0, or -1 when not given (the plate's E t^3 / (12 (1 - nu^2))) */
 } shard_cloth_def;
+enum { SHARD_CLOTH_UNRESOLVED_STOP = 0, SHARD_CLOTH_UNRESOLVED_CONTINUE = 1 };
 typedef struct shard_cloth_settings {
     long collision_passes; /* impulse passes of the collision stage before impact zones take over, >= 0 (default 8) */
+    int unresolved;        /* a step whose collisions the impact zones leave unresolved: SHARD_CLOTH_UNRESOLVED_STOP
+                            * (default: the run stops, exit 4, naming the step and a pair) or _CONTINUE (counted) */
 } shard_cloth_settings;
 /* The scene's `cloth` section as read (its defaults when the scene has none). */
 const shard_cloth_settings *shard_cloth_settings_of(const shard_scene *sc);
@@ -106,6 +109,8 @@ typedef struct shard_cloth_state {
 /* The collide hook (matter.h) and the report's line. */
 int shard_cloth_collide_step(const shard_matter_ctx *c, const shard_collective *svc, shard_error *err);
 void shard_cloth_collide_report(const shard_matter_ctx *c, char *buf, size_t len);
+/* "cloth unresolved N steps" once a step was left unresolved (cloth.unresolved: continue), else empty. */
+void shard_cloth_collide_diag_line(const shard_matter_ctx *c, char *buf, size_t len);
 void shard_cloth_collide_free(shard_cloth_collide *cs);
 
 #endif

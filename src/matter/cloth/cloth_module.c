@@ -407,6 +407,10 @@ static const shard_scene_field shard_matter_cloth_section_rows[] = {
      .offset = offsetof(shard_cloth_settings, collision_passes),
      .r = SHARD_KEY_GE(0),
      .def = {8}},
+    {.key = "unresolved",
+     .kind = SHARD_KEY_CHOICE,
+     .offset = offsetof(shard_cloth_settings, unresolved),
+     SHARD_KEY_CHOICES([SHARD_CLOTH_UNRESOLVED_STOP] = "stop", [SHARD_CLOTH_UNRESOLVED_CONTINUE] = "continue")},
 };
 static const shard_scene_section shard_matter_cloth_section_keys =
     SHARD_KEY_SECTION(shard_matter_cloth_section_rows, 0, NULL);
@@ -451,6 +455,7 @@ const shard_matter shard_matter_cloth = {
     .phase = "Collide",
     .collision = &shard_matter_cloth_collision,
     .report = shard_cloth_collide_report,
+    .diag_line = shard_cloth_collide_diag_line,
     .state_bytes = sizeof(shard_cloth_state),
     .state_free = shard_matter_cloth_free,
     .finish = shard_matter_cloth_finish,

@@ -501,7 +501,6 @@ static const shard_matter_whole shard_matter_rigid_whole = {
     .state_load = shard_matter_rigid_state_load,
     .frames = shard_matter_rigid_frames,
     .body_diag = shard_matter_rigid_body_diag,
-    .diag_line = shard_matter_rigid_diag_line,
 };
 
 const shard_matter shard_matter_rigid = {
@@ -523,5 +522,6 @@ const shard_matter shard_matter_rigid = {
     .state_free = shard_matter_rigid_state_free,
     .finish = shard_matter_rigid_finish,
     .report = shard_matter_rigid_report,
+    .diag_line = shard_matter_rigid_diag_line,
     .whole = &shard_matter_rigid_whole,
 };
