@@ -6,6 +6,10 @@
 #   scenes     every shipped scene (jobs/scenes/*.yaml, tests/mpi/scenes/*.yaml) for a few steps
 #   io         HDF5 output, a checkpoint, and a restart from it on the other rank count (tests/io/scenes/restart.yaml)
 #   bad_input  every tests/bad_input case, through tests/bad_input/run_case.sh (its checks, at its rank counts)
+#   faults     the fault and bad-input scripts tests/io/bad_checkpoint.sh, tests/io/checkpoint_keep.sh,
+#              tests/bad_input/special_files.sh and tests/io/tmp_links.sh (their checks, at their rank counts), with
+#              SHARD_TEST_NO_VM_LIMIT=1: the one case that needs an address-space limit (bad_checkpoint's huge
+#              particle count) is skipped, special_files runs without its limit (hard_rss_limit_mb=2048 instead)
 # It fails when a run crashes or fails its checks, or when any sanitizer reports anything: a memory error, undefined
 # behaviour ("runtime error:"), or a leak that tests/sanitize/lsan.supp does not suppress (it only suppresses what
 # Open MPI leaks for itself: in MPI_Init, in PMIx's progress thread, in its MPI-IO collective write).  Each report
@@ -14,7 +18,8 @@
 # usage: tests/sanitize/run.sh [BUILD_DIR] [PART...]
 #   BUILD_DIR  the sanitizer build folder (default: build-sanitize in the repository root); work files and the
 #              sanitizer logs go to BUILD_DIR/sanitize-work/PART
-#   PART       build, scenes, io, bad_input (default: all of them, in that order); the run parts expect the build
+#   PART       build, scenes, io, bad_input, faults (default: all of them, in that order); the run parts expect the
+#              build
 # Environment:
 #   SANITIZE_STEPS=N     steps for every scene instead of the table below
 #   SANITIZE_SCENES="A.yaml B.yaml"  run these scenes instead of the shipped ones (to reproduce a report)
@@ -22,6 +27,9 @@
 #   SANITIZE_BLOCK_1M=1  also run jobs/scenes/block_1m.yaml (10^6 particles, one step: 3-4 minutes more on 2
 #                        cores, 1.3 GB on rank 0); left out by default to keep the check to a few minutes
 #   SANITIZE_JOBS=N      bad-input cases run at once (default 3; most of a case's time is start-up and waiting)
+#   SANITIZE_FAULTS="bad_checkpoint tmp_links"  run these scripts of the faults part instead of all four
+#   SANITIZE_TAMPER=PATH the checkpoint tamper tool (io_ckpt_tamper) for bad_checkpoint.sh; default: built in
+#                        BUILD_DIR (which configures it with BUILD_TESTING=ON), run with the leak check off
 #   SANITIZE_CC          the compiler (default clang: GCC's UBSan ignores log_path and would write into stderr)
 # Exit status 77 (ctest: skipped): no clang, no sanitizer runtime or no llvm-symbolizer (scripts/setup.sh with
 # SHARD_TEST_DEPS=1 installs clang, libclang-rt-dev and llvm).
@@ -33,12 +41,12 @@ parts=()
 build=""
 for a in "$@"; do
   case $a in
-    build | scenes | io | bad_input | _bad_case:*) parts+=("$a") ;;
+    build | scenes | io | bad_input | faults | _bad_case:*) parts+=("$a") ;;
     *) [ -z "$build" ] && [ ${#parts[@]} -eq 0 ] || { echo "usage: $0 [BUILD_DIR] [PART...]" >&2; exit 2; }
        build=$a ;;
   esac
 done
-[ ${#parts[@]} -gt 0 ] || parts=(build scenes io bad_input)
+[ ${#parts[@]} -gt 0 ] || parts=(build scenes io bad_input faults)
 build=${build:-$root/build-sanitize}
 mkdir -p "$build" && build=$(cd "$build" && pwd)
 shard_bin=$build/shard
@@ -231,6 +239,52 @@ bad_case() {
   exit 0
 }
 
+# --- fault and bad-input scripts --------------------------------------------------------------------------------
+# Each script gets rank.sh for shard (as run_case.sh does), so every shard process it starts, at its own rank
+# counts, runs under the sanitizers; its work folder is made under $work.
+part_faults() {
+  need_binary || return
+  start_part faults
+  local tamper=${SANITIZE_TAMPER:-} scripts=(bad_checkpoint checkpoint_keep special_files tmp_links) s dir args
+  local extra t0 rc nfail=0
+  [ -n "${SANITIZE_FAULTS:-}" ] && read -r -a scripts <<< "$SANITIZE_FAULTS"
+  if [ -z "$tamper" ] && [[ " ${scripts[*]} " == *" bad_checkpoint "* ]]; then
+    # the test helper that damages checkpoints (it is not shard): built here, with the tests configured
+    cmake -S "$root" -B "$build" -DBUILD_TESTING=ON > "$work/tamper-cmake.log" 2>&1 &&
+      cmake --build "$build" -j "${SANITIZE_BUILD_JOBS:-2}" --target io_ckpt_tamper > "$work/tamper-build.log" 2>&1 ||
+      { cat "$work"/tamper-*.log; fail "faults: build of io_ckpt_tamper in $build"; return; }
+    tamper=$work/io_ckpt_tamper
+    printf '#!/bin/sh\nASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" exec "%s" "$@"\n' "$build/tests/io_ckpt_tamper" \
+      > "$tamper" && chmod +x "$tamper"
+  fi
+  for s in "${scripts[@]}"; do
+    case $s in
+      bad_checkpoint) dir=io args=("$tamper") extra="" ;;
+      checkpoint_keep | tmp_links) dir=io args=() extra="" ;;
+      # in place of the script's address-space limit: a rank that reads the device anyway stops at 2 GiB
+      special_files) dir=bad_input args=() extra=":hard_rss_limit_mb=2048" ;;
+      *) fail "faults: no script $s"; continue ;;
+    esac
+    t0=$(date +%s)
+    (cd "$root/tests/$dir" &&
+      SHARD_SAN_TAG=faults.$s SHARD_TEST_NO_VM_LIMIT=1 TMPDIR=$work ASAN_OPTIONS=$ASAN_OPTIONS$extra \
+        timeout "${RUN_TIMEOUT:-1500}" "./$s.sh" "$here/rank.sh" "${args[@]}") > "$work/$s.out" 2>&1
+    rc=$?
+    echo "faults: tests/$dir/$s.sh: exit $rc, $(($(date +%s) - t0)) s, $(grep -c '^PASS: ' "$work/$s.out") passed," \
+         "$(grep -c '^FAIL: ' "$work/$s.out") failed, $(grep -c '^SKIPPED: ' "$work/$s.out") skipped"
+    grep '^SKIPPED: ' "$work/$s.out" | sed 's/^/  /'
+    if [ $rc -eq 77 ]; then
+      echo "  (the script skipped itself)"
+    elif [ $rc -ne 0 ]; then
+      tail -n 40 "$work/$s.out"
+      fail "faults: tests/$dir/$s.sh failed (exit $rc$([ $rc = 124 ] && echo ', timeout'))"
+      nfail=$((nfail + 1))
+    fi
+  done
+  echo "faults: $((${#scripts[@]} - nfail)) of ${#scripts[@]} scripts pass"
+  scan_logs "$work/logs" && echo "no sanitizer report in the fault and bad-input scripts"
+}
+
 t_start=$(date +%s)
 for p in "${parts[@]}"; do
   case $p in
@@ -239,6 +293,7 @@ for p in "${parts[@]}"; do
     scenes) part_scenes ;;
     io) part_io ;;
     bad_input) part_bad_input ;;
+    faults) part_faults ;;
   esac
 done
 echo "sanitize (${parts[*]}): $(($(date +%s) - t_start)) s"
