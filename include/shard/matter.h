@@ -259,6 +259,10 @@ typedef struct shard_matter_collision {
  *                           `sampling`, for kinds whose bodies are sampled from a lattice); NULL: none.  A body of
  *                           a kind without it gets the message naming the kinds that have it, and the record keeps
  *                           its zero
+ *   material_keys           the material keys that only some kinds read, this kind among them ("plasticity",
+ *                           "contact.surface"; NULL-terminated; NULL: none): a material that gives one of the keys
+ *                           some kind lists, and whose bodies are all of kinds that do not, is refused (the key
+ *                           would have no effect)
  *   section, scene_keys, section_bytes   a top-level section of its own (`rigid:`), read into a struct of
  *                           section_bytes that shard_matter_section() returns (defaults when absent) */
 struct shard_scene_section;
@@ -266,6 +270,7 @@ typedef struct shard_matter_keys {
     const struct shard_scene_section *body;
     size_t body_bytes;
     const struct shard_scene_section *body_shared;
+    const char *const *material_keys;
     const char *section;
     const struct shard_scene_section *scene_keys;
     size_t section_bytes;

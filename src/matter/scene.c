@@ -418,7 +418,8 @@ static int shard_scene_parse_top(shard_scene_ctx *c, const shard_scene_node *roo
         parts[n] = (shard_scene_part){.sec = &secs[n - 1], .base = scene->sections[k]};
         n++;
     }
-    return shard_scene_parse_parts(c, root, "", parts, n);
+    int rc = shard_scene_parse_parts(c, root, "", parts, n);
+    return rc ? rc : shard_scene_check_material_keys(c, root);
 }
 
 int shard_scene_parse(const char *path, const char *text, size_t len, shard_scene *scene, shard_error *err)

@@ -14,6 +14,9 @@ extern const shard_scene_section shard_scene_lattice_keys;
 
 /* materials: a mapping of names to materials (at least one). */
 int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
+/* After the bodies: a material key that only some kinds read (shard_matter_keys.material_keys), given in a material
+ * whose bodies are all of other kinds, fails at the key (it would have no effect). */
+int shard_scene_check_material_keys(shard_scene_ctx *c, const shard_scene_node *root);
 /* bodies: a sequence of bodies (at least one), after the materials. */
 int shard_scene_parse_bodies(shard_scene_ctx *c, const shard_scene_node *n, const char *path, void *target);
 /* obstacles: a sequence of planes, spheres and boxes (empty or null: none). */

@@ -1,6 +1,7 @@
 /* Scene materials: the section `materials` of a scene, read with the key-table engine (scene_keys.h): a mapping of
  * names to materials, each with its elasticity, damping, plasticity, contact and fracture keys. */
 #include "scene_bodies.h"
+#include "shard/matter.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -163,6 +164,64 @@ int shard_scene_parse_materials(shard_scene_ctx *c, const shard_scene_node *n, c
             return rc;
         if (m->stabilization_loc.line == 0 && m->fracture.criterion != SHARD_FRACTURE_NONE)
             m->stabilization = SHARD_FRACTURE_STABILIZATION;
+    }
+    return 0;
+}
+
+/* The node of the dotted key path ("contact.surface") in the mapping m, or NULL. */
+static const shard_scene_node *shard_scene_material_key(const shard_scene_node *m, const char *path,
+                                                        const shard_scene_node **key)
+{
+    char head[64];
+    const char *dot = strchr(path, '.');
+    if (!dot)
+        return shard_scene_map_get(m, path, key);
+    snprintf(head, sizeof head, "%.*s", (int)(dot - path), path);
+    const shard_scene_node *sub = shard_scene_map_get(m, head, NULL);
+    return sub && sub->type == SHARD_YAML_MAP ? shard_scene_material_key(sub, dot + 1, key) : NULL;
+}
+
+/* Does some kind of the bodies of material i (a mask of module rows) list `path` among its material keys? */
+static bool shard_scene_material_read(const shard_scene *s, unsigned kinds, const char *path)
+{
+    for (int m = 0; m < s->n_modules; m++) {
+        const shard_matter_keys *mk = s->modules[m]->keys;
+        for (int k = 0; (kinds >> m & 1u) && mk && mk->material_keys && mk->material_keys[k]; k++)
+            if (strcmp(mk->material_keys[k], path) == 0)
+                return true;
+    }
+    return false;
+}
+
+int shard_scene_check_material_keys(shard_scene_ctx *c, const shard_scene_node *root)
+{
+    const shard_scene *s = c->user;
+    const shard_scene_node *mats = shard_scene_map_get(root, "materials", NULL);
+    for (int i = 0; mats && i < s->n_materials && 2 * (size_t)i + 1 < mats->n; i++) {
+        unsigned kinds = 0;
+        for (int b = 0; b < s->n_bodies; b++)
+            kinds |= s->bodies[b].material == i ? 1u << s->bodies[b].module : 0u;
+        for (int m = 0; kinds && m < s->n_modules; m++) {
+            const shard_matter_keys *mk = s->modules[m]->keys;
+            for (int k = 0; mk && mk->material_keys && mk->material_keys[k]; k++) {
+                const char *path = mk->material_keys[k];
+                const shard_scene_node *key = NULL;
+                if (!shard_scene_material_key(mats->kids[2 * i + 1], path, &key) ||
+                    shard_scene_material_read(s, kinds, path))
+                    continue;
+                char sub[SHARD_KEY_PATH_MAX], full[SHARD_KEY_PATH_MAX], users[256] = "";
+                size_t used = 0;
+                for (int q = 0; q < s->n_modules; q++)
+                    if (kinds >> q & 1u)
+                        shard_list_append(users, sizeof users, &used, s->modules[q]->kind);
+                shard_scene_child_path(sub, "materials", s->materials[i].name);
+                shard_scene_child_path(full, sub, path);
+                return shard_scene_fail(c, key, full,
+                                        "has no effect: only bodies of kind '%s' read it, and this material's "
+                                        "bodies are of kind %s",
+                                        s->modules[m]->kind, users);
+            }
+        }
     }
     return 0;
 }

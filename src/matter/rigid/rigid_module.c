@@ -479,9 +479,12 @@ static const shard_scene_field shard_matter_rigid_section_rows[] = {
 };
 static const shard_scene_section shard_matter_rigid_section_keys =
     SHARD_KEY_SECTION(shard_matter_rigid_section_rows, 0, NULL);
+/* The material keys only rigid bodies read: the restitution of their collisions (penalty contact does not use it). */
+static const char *const shard_matter_rigid_material_keys[] = {"contact.restitution", NULL};
 static const shard_matter_keys shard_matter_rigid_keys = {.body = &shard_matter_rigid_body_keys,
                                                           .body_bytes = sizeof(shard_rigid_body_def),
                                                           .body_shared = &shard_scene_lattice_keys,
+                                                          .material_keys = shard_matter_rigid_material_keys,
                                                           .section = "rigid",
                                                           .scene_keys = &shard_matter_rigid_section_keys,
                                                           .section_bytes = sizeof(shard_rigid_def)};

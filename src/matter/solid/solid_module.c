@@ -218,9 +218,13 @@ static const shard_scene_field shard_matter_solid_key_rows[] = {
      SHARD_KEY_CHOICES([SHARD_CLAMP_PARTICLES] = "particles", [SHARD_CLAMP_FACE] = "face")},
 };
 static const shard_scene_section shard_matter_solid_body_keys = SHARD_KEY_SECTION(shard_matter_solid_key_rows, 0, NULL);
+/* The material keys only the solid reads: its constitutive model's. */
+static const char *const shard_matter_solid_material_keys[] = {"volume_stiffness", "volume_barrier", "stabilization",
+                                                               "plasticity", "contact.surface", NULL};
 static const shard_matter_keys shard_matter_solid_keys = {.body = &shard_matter_solid_body_keys,
                                                           .body_bytes = sizeof(shard_solid_def),
-                                                          .body_shared = &shard_scene_lattice_keys};
+                                                          .body_shared = &shard_scene_lattice_keys,
+                                                          .material_keys = shard_matter_solid_material_keys};
 
 static const shard_force_term shard_matter_solid_force = {
     .name = "solid",
