@@ -39,7 +39,8 @@ struct shard_output {
     double seconds;
     long resume_step; /* the restart's step, or -1 */
     shard_xdmf xdmf;  /* rank 0: the XDMF index */
-    char csv_seen[8][64]; /* CSV files this run has written to */
+    char csv_seen[8][64]; /* CSV files this run has written to, and each as last written (shard_io_splice) */
+    shard_io_mark csv_mark[8];
     int n_csv;
 };
 
@@ -366,9 +367,9 @@ static char *shard_output_csv_keep(const char *path, long keep, size_t *len)
         }
         char *end = NULL;
         long step = strtol(line, &end, 10);
-        if (end == line || step > keep)
-            continue;
         size_t n = strlen(line);
+        if (end == line || step > keep || line[n - 1] != '\n') /* the last line of a killed append: cut short */
+            continue;
         shard_reserve((void **)&text, &cap, *len + n + 1, 1);
         memcpy(text + *len, line, n + 1);
         *len += n;
@@ -377,37 +378,55 @@ static char *shard_output_csv_keep(const char *path, long keep, size_t *len)
     return text;
 }
 
+/* Rank 0: DIR/name written whole through a temporary file and a rename: the header, the lines of the file there
+ * whose step is <= keep (none when keep < 0), then rows; *m set for the appends that follow. */
+static void shard_output_csv_whole(const char *path, const char *header, long keep, const char *rows,
+                                   shard_io_mark *m, shard_error *err)
+{
+    char tmp[SHARD_PATH_MAX + 88];
+    if (shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path))
+        return;
+    size_t len = 0;
+    char *kept = keep >= 0 ? shard_output_csv_keep(path, keep, &len) : NULL;
+    FILE *f = shard_io_fopen_tmp(tmp, err);
+    int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0 &&
+             fflush(f) == 0 && shard_io_mark_fd(m, fileno(f), 0) == 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (f && (!ok || rename(tmp, path) != 0)) { /* only the file made here is removed */
+        shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    m->at = err->code ? -1 : m->size;
+    free(kept);
+}
+
 int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
                      shard_error *err)
 {
     memset(err, 0, sizeof *err);
     if (shard_comm_rank(c) == 0) {
-        char path[SHARD_PATH_MAX + 80], tmp[SHARD_PATH_MAX + 88];
-        int seen = 0;
-        for (int k = 0; k < o->n_csv; k++)
-            seen |= strcmp(o->csv_seen[k], name) == 0;
+        char path[SHARD_PATH_MAX + 80], why[SHARD_PATH_MAX + 160];
+        int k = 0;
+        while (k < o->n_csv && strcmp(o->csv_seen[k], name) != 0)
+            k++;
+        if (k == o->n_csv && k < 8) { /* the run's first rows of this table */
+            snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
+            o->csv_mark[k].at = -1;
+        }
+        shard_io_mark scratch = {.at = -1}, *m = k < 8 ? &o->csv_mark[k] : &scratch;
         if (!o->dir_made)
             shard_io_mkdirs(o->dir, err);
-        if (!err->code && !shard_io_path(path, sizeof path, err, "%s/%s", o->dir, name) &&
-            !shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path)) {
-            /* the lines to keep: this run's so far, or (first append) the earlier run's up to the restart */
-            size_t len = 0;
-            char *kept = NULL;
-            if (seen)
-                kept = shard_output_csv_keep(path, LONG_MAX, &len);
-            else if (o->resume_step >= 0)
-                kept = shard_output_csv_keep(path, o->resume_step, &len);
-            FILE *f = shard_io_fopen_tmp(tmp, err);
-            int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0;
-            if (f && fclose(f) != 0)
-                ok = 0;
-            if (f && (!ok || rename(tmp, path) != 0)) { /* only the file made here is removed */
-                shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
-                unlink(tmp);
-            } else if (f && !seen && o->n_csv < 8) {
-                snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
-            }
-            free(kept);
+        if (!err->code && !shard_io_path(path, sizeof path, err, "%s/%s", o->dir, name)) {
+            /* appended in place to the file this run wrote; else written whole: this run's lines so far, or
+             * (first rows) the earlier run's up to the restart */
+            int rc = shard_io_splice(path, m, m->at, rows, strlen(rows), "", why, sizeof why);
+            if (rc == 0)
+                m->at = m->size;
+            else if (rc < 0)
+                shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot append: %s", path, why);
+            else
+                shard_output_csv_whole(path, header, m->at >= 0 ? LONG_MAX : o->resume_step, rows, m, err);
         }
     }
     return shard_comm_agree(c, err, 0) ? err->code : 0;

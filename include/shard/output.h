@@ -110,7 +110,8 @@ void shard_output_owners_changed(shard_output *o);
 
 /* Collective: appends rank 0's `rows` (CSV lines, each starting with the step) to DIR/name, which the run's
  * first append creates with `header` (after a restart at step S: keeps the earlier run's lines of steps <= S
- * and drops the rest, so the file has one history).  Written to a temporary file and renamed.  Returns 0 or
+ * and drops the rest, and a last row cut short by a killed append, so the file has one history).  The first
+ * append of a run writes the file whole (a temporary file and a rename), the later ones append in place.  Returns 0 or
  * SHARD_EXIT_IO with the same *err on every rank. */
 int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
                      shard_error *err);
