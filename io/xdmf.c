@@ -13,7 +13,8 @@
  * tensor in another order than XDMF's, so only the full tensor means the same thing in every reader.
  *
  * Rejected alternative: one small .xmf per output and a top-level collection that names them with XInclude.
- * Only the legacy reader follows XInclude, and the top-level file would still grow by a line per output. */
+ * ParaView 5.11 reads it with the legacy reader only: Xdmf3ReaderS/T, the default, find no time step in it; and
+ * the top-level file would still grow by a line per output. */
 #include "xdmf.h"
 
 #include <errno.h>
