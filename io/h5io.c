@@ -128,6 +128,73 @@ FILE *shard_io_fopen_tmp(const char *tmp, shard_error *err)
     return fp;
 }
 
+int shard_io_mark_fd(shard_io_mark *m, int fd, long long at)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    m->at = at, m->size = (long long)st.st_size;
+    m->dev = (unsigned long long)st.st_dev, m->ino = (unsigned long long)st.st_ino;
+    m->mtime_s = (long long)st.st_mtim.tv_sec, m->mtime_ns = (long long)st.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* pwrite (write = 1) or pread of all of buf at off: 0, or -1 with errno set. */
+static int shard_io_pio(int fd, int write, char *buf, size_t len, off_t off)
+{
+    while (len > 0) {
+        ssize_t w = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        buf += w, len -= (size_t)w, off += w;
+    }
+    return 0;
+}
+
+int shard_io_splice(const char *path, shard_io_mark *m, long long at, const char *text, size_t len, const char *tail,
+                    char *why, size_t wlen)
+{
+    size_t tl = strlen(tail);
+    if (m->at < 0 || at < 0 || at > m->at || m->size - m->at != (long long)tl)
+        return 1;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    /* the bytes from `at` on: compared with the tail, and put back after a failed write */
+    size_t n_old = (size_t)(m->size - at);
+    char *old = shard_malloc(n_old + 1);
+    struct stat st;
+    int same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_dev == m->dev &&
+               (unsigned long long)st.st_ino == m->ino && (long long)st.st_size == m->size &&
+               (long long)st.st_mtim.tv_sec == m->mtime_s && (long long)st.st_mtim.tv_nsec == m->mtime_ns &&
+               shard_io_pio(fd, 0, old, n_old, (off_t)at) == 0 && memcmp(old + (m->at - at), tail, tl) == 0;
+    int rc = same ? 0 : 1, e = 0;
+    long long end = at + (long long)len;
+    if (same && end > m->size && (e = posix_fallocate(fd, (off_t)m->size, (off_t)(end - m->size))) != 0) {
+        rc = -1;
+        snprintf(why, wlen, "cannot reserve %lld bytes on disk (%s)", end - m->size, strerror(e));
+        if (ftruncate(fd, (off_t)m->size) != 0) /* a reservation that ran out may have grown the file */
+            snprintf(why + strlen(why), wlen - strlen(why), ", nor cut it back");
+    } else if (same && (shard_io_pio(fd, 1, (char *)text, len, (off_t)at) != 0 ||
+                        (end < m->size && ftruncate(fd, (off_t)end) != 0) || shard_io_mark_fd(m, fd, m->at) != 0)) {
+        e = errno;
+        rc = -1;
+        int back = shard_io_pio(fd, 1, old, n_old, (off_t)at) == 0 && ftruncate(fd, (off_t)m->size) == 0;
+        snprintf(why, wlen, "%s%s", strerror(e), back ? "" : ", and the old end not put back");
+    }
+    free(old);
+    if (close(fd) != 0 && rc == 0) {
+        snprintf(why, wlen, "%s", strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
 int shard_io_fsync_path(const char *path, int is_dir)
 {
     int fd = open(path, is_dir ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NOFOLLOW);

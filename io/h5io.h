@@ -105,6 +105,26 @@ int shard_io_mkdirs_once(shard_comm *c, const char *dir, int *made, shard_error 
 int shard_io_open_tmp(const char *tmp, char *why, size_t len);
 /* shard_io_open_tmp as a stdio stream; NULL with err (SHARD_EXIT_IO) filled.  Local. */
 FILE *shard_io_fopen_tmp(const char *tmp, shard_error *err);
+/* A file as this process last wrote it, for shard_io_splice: where its next text goes (before its closing
+ * text), and what it was (device, inode, size, modification time), so that a file that anyone else changed or
+ * replaced since is never written into.  at < 0: no such file. */
+typedef struct shard_io_mark {
+    long long at, size;
+    unsigned long long dev, ino;
+    long long mtime_s, mtime_ns;
+} shard_io_mark;
+/* *m from the open file fd after its last write, its next text at `at`.  Returns 0 or -1 (fstat failed). */
+int shard_io_mark_fd(shard_io_mark *m, int fd, long long at);
+/* Rewrites the end of the file path in place: its bytes from `at` (0 <= at <= m->size) to its end become
+ * text[0..len).  Only when the file is the one m describes (a regular file reached without a symbolic link, the
+ * same device, inode, size and modification time) and its bytes from m->at on are `tail`; then the space the file
+ * grows by is reserved (posix_fallocate), so that a full disk is met before anything is written, and the text
+ * is written in one call (pwrite) and the file cut at at + len.  A failed write puts the old bytes back and the
+ * file at its old size.  Returns 0 (m->size and the identity updated; m->at is the caller's), 1 when the file
+ * is not the one m describes (nothing written: the caller writes it whole), or -1 with the reason in why
+ * (without the path).  Local. */
+int shard_io_splice(const char *path, shard_io_mark *m, long long at, const char *text, size_t len, const char *tail,
+                    char *why, size_t wlen);
 /* fsync of a file or a folder by name (best effort for folders; a file is not reached through a symbolic
  * link). Returns 0 or -1 with errno set. Local. */
 int shard_io_fsync_path(const char *path, int is_dir);

@@ -1,6 +1,7 @@
 /* Output: parallel HDF5 files per output time and their XDMF index (layout in output.h).
  *
- * This file owns the file names, the layout of one output file, the global-id index and the XDMF text.  It
+ * This file owns the file names, the layout of one output file, the global-id index and the CSV tables; the
+ * XDMF index is xdmf.c's, handed each complete file.  It
  * writes what the driver hands it and computes no physics.  The index (/particles/index) is built once: every
  * rank sends (global id, row) of its owned particles to the rank responsible for that block of ids, which then
  * writes its block as one contiguous hyperslab; particles never change rank, so the exchange is not repeated
@@ -12,6 +13,7 @@
 #include "shard/output.h"
 
 #include "h5io.h"
+#include "xdmf.h"
 
 #include "shard/sorted.h"
 
@@ -32,26 +34,13 @@ struct shard_output {
     int index_built;
     int64_t n_global, first_row, index_first, index_n;
     int64_t *index;
-    /* rank 0: what the XDMF lists */
-    long n_listed, cap_listed;
-    long *steps;
-    double *times;
-    int n_cols;
-    shard_column cols[32];
     long files;
     uint64_t bytes;
     double seconds;
     long resume_step; /* the restart's step, or -1 */
-    /* rank 0: the points table (shard_output_table.points) as its index lists it */
-    char pt_group[64];
-    int pt_n_cols;
-    shard_column pt_cols[16];
-    int64_t pt_rows;
-    /* rank 0: the cells table (shard_output_table.cells) and, per listed file, its triangle count (-1: not
-     * known yet, a file of an earlier run that the index reads when it needs it; -2: the file has none) */
-    char cl_group[64];
-    int64_t *cl_count;
-    char csv_seen[8][64]; /* CSV files this run has written to */
+    shard_xdmf xdmf;  /* rank 0: the XDMF index */
+    char csv_seen[8][64]; /* CSV files this run has written to, and each as last written (shard_io_splice) */
+    shard_io_mark csv_mark[8];
     int n_csv;
 };
 
@@ -68,6 +57,7 @@ shard_output *shard_output_create(const char *dir, const char *scene_path, const
     o->scene_text[scene_len] = '\0';
     o->scene_len = scene_len;
     o->resume_step = -1;
+    shard_xdmf_init(&o->xdmf, o->dir);
     return o;
 }
 
@@ -76,7 +66,8 @@ void shard_output_destroy(shard_output **op)
     if (!op || !*op)
         return;
     shard_output *o = *op;
-    free(o->scene_path), free(o->scene_text), free(o->index), free(o->steps), free(o->times), free(o->cl_count);
+    free(o->scene_path), free(o->scene_text), free(o->index);
+    shard_xdmf_free(&o->xdmf);
     free(o);
     *op = NULL;
 }
@@ -86,24 +77,6 @@ void shard_output_stats(const shard_output *o, long *files, uint64_t *bytes, dou
     *files = o ? o->files : 0;
     *bytes = o ? o->bytes : 0;
     *seconds = o ? o->seconds : 0.0;
-}
-
-/* Rank 0: lists the file of `step` (once; a rewrite of the last one updates its triangle count). */
-static void shard_output_list(shard_output *o, long step, double time, int64_t cells)
-{
-    if (o->n_listed > 0 && o->steps[o->n_listed - 1] == step) {
-        o->cl_count[o->n_listed - 1] = cells;
-        return;
-    }
-    if (o->n_listed == o->cap_listed) {
-        o->cap_listed = o->cap_listed ? 2 * o->cap_listed : 64;
-        o->steps = shard_realloc(o->steps, (size_t)o->cap_listed * sizeof *o->steps);
-        o->times = shard_realloc(o->times, (size_t)o->cap_listed * sizeof *o->times);
-        o->cl_count = shard_realloc(o->cl_count, (size_t)o->cap_listed * sizeof *o->cl_count);
-    }
-    o->steps[o->n_listed] = step;
-    o->cl_count[o->n_listed] = cells;
-    o->times[o->n_listed++] = time;
 }
 
 void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *iv, long step, double dt)
@@ -116,7 +89,7 @@ void shard_output_resume(shard_output *o, shard_comm *c, const shard_interval *i
     int64_t *steps = shard_io_step_files(o->dir, "particles", step, &n);
     for (size_t k = 0; k < n; k++)
         if (steps[k] == step || shard_interval_due(iv, steps[k], dt))
-            shard_output_list(o, steps[k], (double)steps[k] * dt, -1);
+            shard_xdmf_list(&o->xdmf, steps[k], (double)steps[k] * dt, -1);
     free(steps);
 }
 
@@ -130,221 +103,6 @@ void shard_output_owners_changed(shard_output *o)
 }
 
 #ifdef SHARD_HAVE_HDF5
-
-/* Rank 0: the XDMF text for every listed file, written to a temporary name and renamed over the index.
- *
- * One file for ParaView's three readers (legacy XDMFReader, Xdmf3ReaderS, Xdmf3ReaderT; OpenDataFile and the
- * GUI pick Xdmf3ReaderS).  The Polyvertex topology carries its connectivity: Xdmf3 makes no cells without it
- * (the points are there but nothing renders), while Xdmf2 invents one vertex per point.  /particles/index is
- * that connectivity, a permutation of the rows, so vertex cell g is the particle with global id g.  HDF paths
- * are bare file names, resolved by every reader against the folder of the .xmf, so the folder can be moved;
- * Xdmf3 (ParaView 5.11) then needs the .xmf opened by a name with a folder part ("./particles.xmf", an
- * absolute path): a bare "particles.xmf" makes it look for "particles.xmfparticles_<step>.h5".  The stress is
- * stored whole (9 components, AttributeType Tensor): a Tensor6 would be expanded to 9 by XDMFReader but kept at
- * 6 by Xdmf3 (which has no expansion and skips Function/HyperSlab attributes), and VTK reads a 6-component
- * tensor in another order than XDMF's, so only the full tensor means the same thing in every reader. */
-/* The XDMF number type and precision of a column type. */
-static void shard_output_xdmf_type(shard_field_type t, const char **nt, int *prec)
-{
-    switch (t) {
-    case SHARD_TYPE_I32:
-        *nt = "Int", *prec = 4;
-        return;
-    case SHARD_TYPE_U32:
-        *nt = "UInt", *prec = 4;
-        return;
-    case SHARD_TYPE_I64:
-        *nt = "Int", *prec = 8;
-        return;
-    case SHARD_TYPE_U8:
-        *nt = "UChar", *prec = 1;
-        return;
-    case SHARD_TYPE_F64:
-        *nt = "Float", *prec = 8;
-        return;
-    }
-    *nt = "Float", *prec = 8;
-}
-
-/* Rank 0: the temporary file of DIR/<name>.xmf (its name in tmp), begun with the head of a temporal collection;
- * NULL with err set if it cannot be created. */
-static FILE *shard_output_xdmf_begin(shard_output *o, const char *name, char *tmp, size_t len, shard_error *err)
-{
-    if (shard_io_path(tmp, len, err, "%s/%s.xmf.tmp", o->dir, name))
-        return NULL;
-    FILE *fp = shard_io_fopen_tmp(tmp, err);
-    if (!fp)
-        return NULL;
-    fprintf(fp,
-            "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.0\">\n"
-            " <Domain>\n  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n",
-            name);
-    return fp;
-}
-
-/* Rank 0: ends the collection begun by shard_output_xdmf_begin, closes it and renames it over DIR/<name>.xmf. */
-static int shard_output_xdmf_end(shard_output *o, FILE *fp, const char *name, const char *tmp, shard_error *err)
-{
-    fprintf(fp, "  </Grid>\n </Domain>\n</Xdmf>\n");
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        unlink(tmp);
-        return shard_error_set(err, SHARD_EXIT_IO, "cannot write '%s' (disk full?)", tmp);
-    }
-    char path[SHARD_PATH_MAX + 64];
-    if (shard_io_path(path, sizeof path, err, "%s/%s.xmf", o->dir, name)) {
-        unlink(tmp);
-        return SHARD_EXIT_IO;
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return shard_error_set(err, SHARD_EXIT_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(e));
-    }
-    return 0;
-}
-
-/* Rank 0: the head of grid k (step and time) in the collection. */
-static void shard_output_xdmf_grid(shard_output *o, FILE *fp, long k, char *file, size_t len)
-{
-    snprintf(file, len, "particles_%06ld.h5", o->steps[k]);
-    fprintf(fp, "   <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", o->steps[k]);
-    fprintf(fp, "    <Time Value=\"%.17g\"/>\n", o->times[k]);
-}
-
-/* Rank 0: the Geometry of a grid, n points at file:/group/position. */
-static void shard_output_xdmf_geometry(FILE *fp, const char *file, const char *group, long long n)
-{
-    fprintf(fp,
-            "    <Geometry GeometryType=\"XYZ\">\n     <DataItem Dimensions=\"%lld 3\" NumberType=\"Float\" "
-            "Precision=\"8\" Format=\"HDF\">%s:/%s/position</DataItem>\n    </Geometry>\n",
-            n, file, group);
-}
-
-/* Rank 0: the point attributes of a grid over n points: file:/group/<column> for every column but position and
- * index (the geometry and the connectivity). */
-static void shard_output_xdmf_attributes(FILE *fp, const char *file, const char *group, long long n, int n_cols,
-                                         const shard_column *cols)
-{
-    for (int q = 0; q < n_cols; q++) {
-        const shard_column *col = &cols[q];
-        if (strcmp(col->name, "position") == 0 || strcmp(col->name, "index") == 0)
-            continue;
-        const char *kind = col->ncomp == 1   ? "Scalar"
-                           : col->ncomp == 3 ? "Vector"
-                           : col->ncomp == 6 ? "Tensor6"
-                           : col->ncomp == 9 ? "Tensor"
-                                             : "Matrix";
-        const char *nt = "Float";
-        int prec = 8;
-        shard_output_xdmf_type(col->type, &nt, &prec);
-        char dims[64];
-        if (col->ncomp == 1)
-            snprintf(dims, sizeof dims, "%lld", n);
-        else
-            snprintf(dims, sizeof dims, "%lld %d", n, col->ncomp);
-        fprintf(fp,
-                "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Node\">\n"
-                "     <DataItem Dimensions=\"%s\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">"
-                "%s:/%s/%s</DataItem>\n    </Attribute>\n",
-                col->name, kind, dims, nt, prec, file, group, col->name);
-    }
-}
-
-/* Rank 0: DIR/<name>.xmf, a temporal collection of Polyvertex grids, one per listed file, n points each at
- * group/position with connectivity group/index and the columns cols as attributes; through a temporary file and
- * a rename. */
-static int shard_output_xdmf_points(shard_output *o, const char *name, const char *group, long long n, int n_cols,
-                                    const shard_column *cols, shard_error *err)
-{
-    char tmp[SHARD_PATH_MAX + 64], file[64];
-    FILE *fp = shard_output_xdmf_begin(o, name, tmp, sizeof tmp, err);
-    if (!fp)
-        return SHARD_EXIT_IO;
-    for (long k = 0; k < o->n_listed; k++) {
-        shard_output_xdmf_grid(o, fp, k, file, sizeof file);
-        fprintf(fp,
-                "    <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"%lld\" NodesPerElement=\"1\">\n"
-                "     <DataItem Dimensions=\"%lld\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                "%s:/%s/index</DataItem>\n    </Topology>\n",
-                n, n, file, group);
-        shard_output_xdmf_geometry(fp, file, group, n);
-        shard_output_xdmf_attributes(fp, file, group, n, n_cols, cols);
-        fprintf(fp, "   </Grid>\n");
-    }
-    return shard_output_xdmf_end(o, fp, name, tmp, err);
-}
-
-/* Rank 0: the number of triangles in the file of listed output k (a file of an earlier run, after a restart),
- * or -2 when it has none (written without cloth, or unreadable). */
-static int64_t shard_output_cells_in_file(shard_output *o, long k)
-{
-    char path[SHARD_PATH_MAX + 64], dset[128];
-    if (snprintf(path, sizeof path, "%s/particles_%06ld.h5", o->dir, o->steps[k]) >= (int)sizeof path)
-        return -2;
-    snprintf(dset, sizeof dset, "%s/triangles", o->cl_group);
-    shard_h5_quiet();
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return -2;
-    int64_t n = -2;
-    if (H5Lexists(f, o->cl_group, H5P_DEFAULT) > 0 && H5Lexists(f, dset, H5P_DEFAULT) > 0) {
-        hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
-        hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-        hsize_t dims[2] = {0, 0};
-        if (sp >= 0 && H5Sget_simple_extent_ndims(sp) == 2 && H5Sget_simple_extent_dims(sp, dims, NULL) == 2 &&
-            dims[1] == 3)
-            n = (int64_t)dims[0];
-        if (sp >= 0)
-            H5Sclose(sp);
-        if (d >= 0)
-            H5Dclose(d);
-    }
-    H5Fclose(f);
-    return n;
-}
-
-/* Rank 0: DIR/<cells group>.xmf, a temporal collection of Triangle grids, one per listed file that has the cells
- * table: its triangles (rows of /particles) as the connectivity, over the N points of /particles/position with
- * the attributes of particles.xmf (the same arrays on the same points, so a cloth is coloured like its
- * particles).  Each grid has its own triangle count; a file without triangles has no grid. */
-static int shard_output_xdmf_cells(shard_output *o, shard_error *err)
-{
-    char tmp[SHARD_PATH_MAX + 64], file[64];
-    long long n = (long long)o->n_global;
-    FILE *fp = shard_output_xdmf_begin(o, o->cl_group, tmp, sizeof tmp, err);
-    if (!fp)
-        return SHARD_EXIT_IO;
-    for (long k = 0; k < o->n_listed; k++) {
-        if (o->cl_count[k] == -1)
-            o->cl_count[k] = shard_output_cells_in_file(o, k);
-        if (o->cl_count[k] < 0)
-            continue;
-        long long m = (long long)o->cl_count[k];
-        shard_output_xdmf_grid(o, fp, k, file, sizeof file);
-        fprintf(fp,
-                "    <Topology TopologyType=\"Triangle\" NumberOfElements=\"%lld\">\n"
-                "     <DataItem Dimensions=\"%lld 3\" NumberType=\"Int\" Precision=\"8\" Format=\"HDF\">"
-                "%s:/%s/triangles</DataItem>\n    </Topology>\n",
-                m, m, file, o->cl_group);
-        shard_output_xdmf_geometry(fp, file, "particles", n);
-        shard_output_xdmf_attributes(fp, file, "particles", n, o->n_cols, o->cols);
-        fprintf(fp, "   </Grid>\n");
-    }
-    return shard_output_xdmf_end(o, fp, o->cl_group, tmp, err);
-}
-
-static int shard_output_xdmf(shard_output *o, shard_error *err)
-{
-    if (shard_output_xdmf_points(o, "particles", "particles", (long long)o->n_global, o->n_cols, o->cols, err))
-        return err->code;
-    if (o->pt_group[0] &&
-        shard_output_xdmf_points(o, o->pt_group, o->pt_group, (long long)o->pt_rows, o->pt_n_cols, o->pt_cols, err))
-        return err->code;
-    if (o->cl_group[0])
-        return shard_output_xdmf_cells(o, err);
-    return 0;
-}
 
 /* The index block of this rank: ids [N r / P, N (r+1) / P). */
 static int64_t shard_output_block_lo(int64_t n, int r, int size) { return n * r / size; }
@@ -453,41 +211,33 @@ static int64_t *shard_output_cells(shard_output *o, shard_comm *c, const shard_o
     return ids;
 }
 
-/* Rank 0, once the file is complete: renamed from its temporary name, its columns and tables remembered for the
- * index, listed, and the index rewritten; an output whose index cannot be rewritten is taken back. */
+/* Rank 0, once the file is complete: renamed from its temporary name and added to the XDMF index; an output
+ * that the index cannot take is taken back. */
 static void shard_output_publish(shard_output *o, long step, double time, const char *path, const char *tmp, int n_cols,
                                  const shard_column *cols, int n_tables, const shard_output_table *tables,
                                  const int64_t *table_rows, int cells, shard_error *err)
 {
     int existed = access(path, F_OK) == 0;
-    long listed = o->n_listed;
     if (rename(tmp, path) != 0) {
         shard_error_set(err, SHARD_EXIT_IO, "output '%s': cannot rename from '%s': %s", path, tmp, strerror(errno));
         unlink(tmp);
-    } else {
-        o->n_cols = n_cols < 32 ? n_cols : 32;
-        memcpy(o->cols, cols, (size_t)o->n_cols * sizeof *cols);
-        for (int t = 0; t < n_tables && t < 8; t++)
-            if (tables[t].points) {
-                snprintf(o->pt_group, sizeof o->pt_group, "%s", tables[t].group);
-                o->pt_n_cols = tables[t].n_cols < 16 ? tables[t].n_cols : 16;
-                memcpy(o->pt_cols, tables[t].cols, (size_t)o->pt_n_cols * sizeof *o->pt_cols);
-                o->pt_rows = table_rows[t];
-            }
-        if (cells >= 0)
-            snprintf(o->cl_group, sizeof o->cl_group, "%s", tables[cells].group);
-        shard_output_list(o, step, time, cells >= 0 ? table_rows[cells] : -2);
-        /* The index could not be rewritten: the output is taken back, so that the index on disk still
-         * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's
-         * index may list it). */
-        if (shard_output_xdmf(o, err)) {
-            char why[sizeof err->msg];
-            snprintf(why, sizeof why, "%s", err->msg);
-            shard_error_set(err, SHARD_EXIT_IO, "output '%s' %s: %s", path, existed ? "kept" : "removed", why);
-            o->n_listed = listed;
-            if (!existed)
-                unlink(path);
-        }
+        return;
+    }
+    const shard_output_table *pt = NULL;
+    int64_t pt_rows = 0;
+    for (int t = 0; t < n_tables && t < 8; t++)
+        if (tables[t].points)
+            pt = &tables[t], pt_rows = table_rows[t];
+    /* The index could not be brought up to date: the output is taken back, so that the index on disk still
+     * lists exactly the outputs there (a file that replaced one of an earlier run is kept: that run's index may
+     * list it). */
+    if (shard_xdmf_add(&o->xdmf, step, time, o->n_global, n_cols, cols, pt, pt_rows,
+                       cells >= 0 ? tables[cells].group : NULL, cells >= 0 ? table_rows[cells] : -2, err)) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        shard_error_set(err, SHARD_EXIT_IO, "output '%s' %s: %s", path, existed ? "kept" : "removed", why);
+        if (!existed)
+            unlink(path);
     }
 }
 
@@ -617,9 +367,9 @@ static char *shard_output_csv_keep(const char *path, long keep, size_t *len)
         }
         char *end = NULL;
         long step = strtol(line, &end, 10);
-        if (end == line || step > keep)
-            continue;
         size_t n = strlen(line);
+        if (end == line || step > keep || line[n - 1] != '\n') /* the last line of a killed append: cut short */
+            continue;
         shard_reserve((void **)&text, &cap, *len + n + 1, 1);
         memcpy(text + *len, line, n + 1);
         *len += n;
@@ -628,37 +378,55 @@ static char *shard_output_csv_keep(const char *path, long keep, size_t *len)
     return text;
 }
 
+/* Rank 0: DIR/name written whole through a temporary file and a rename: the header, the lines of the file there
+ * whose step is <= keep (none when keep < 0), then rows; *m set for the appends that follow. */
+static void shard_output_csv_whole(const char *path, const char *header, long keep, const char *rows,
+                                   shard_io_mark *m, shard_error *err)
+{
+    char tmp[SHARD_PATH_MAX + 88];
+    if (shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path))
+        return;
+    size_t len = 0;
+    char *kept = keep >= 0 ? shard_output_csv_keep(path, keep, &len) : NULL;
+    FILE *f = shard_io_fopen_tmp(tmp, err);
+    int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0 &&
+             fflush(f) == 0 && shard_io_mark_fd(m, fileno(f), 0) == 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (f && (!ok || rename(tmp, path) != 0)) { /* only the file made here is removed */
+        shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    m->at = err->code ? -1 : m->size;
+    free(kept);
+}
+
 int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
                      shard_error *err)
 {
     memset(err, 0, sizeof *err);
     if (shard_comm_rank(c) == 0) {
-        char path[SHARD_PATH_MAX + 80], tmp[SHARD_PATH_MAX + 88];
-        int seen = 0;
-        for (int k = 0; k < o->n_csv; k++)
-            seen |= strcmp(o->csv_seen[k], name) == 0;
+        char path[SHARD_PATH_MAX + 80], why[SHARD_PATH_MAX + 160];
+        int k = 0;
+        while (k < o->n_csv && strcmp(o->csv_seen[k], name) != 0)
+            k++;
+        if (k == o->n_csv && k < 8) { /* the run's first rows of this table */
+            snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
+            o->csv_mark[k].at = -1;
+        }
+        shard_io_mark scratch = {.at = -1}, *m = k < 8 ? &o->csv_mark[k] : &scratch;
         if (!o->dir_made)
             shard_io_mkdirs(o->dir, err);
-        if (!err->code && !shard_io_path(path, sizeof path, err, "%s/%s", o->dir, name) &&
-            !shard_io_path(tmp, sizeof tmp, err, "%s.tmp", path)) {
-            /* the lines to keep: this run's so far, or (first append) the earlier run's up to the restart */
-            size_t len = 0;
-            char *kept = NULL;
-            if (seen)
-                kept = shard_output_csv_keep(path, LONG_MAX, &len);
-            else if (o->resume_step >= 0)
-                kept = shard_output_csv_keep(path, o->resume_step, &len);
-            FILE *f = shard_io_fopen_tmp(tmp, err);
-            int ok = f && fputs(header, f) >= 0 && (len == 0 || fwrite(kept, 1, len, f) == len) && fputs(rows, f) >= 0;
-            if (f && fclose(f) != 0)
-                ok = 0;
-            if (f && (!ok || rename(tmp, path) != 0)) { /* only the file made here is removed */
-                shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot write: %s", path, strerror(errno));
-                unlink(tmp);
-            } else if (f && !seen && o->n_csv < 8) {
-                snprintf(o->csv_seen[o->n_csv++], sizeof o->csv_seen[0], "%s", name);
-            }
-            free(kept);
+        if (!err->code && !shard_io_path(path, sizeof path, err, "%s/%s", o->dir, name)) {
+            /* appended in place to the file this run wrote; else written whole: this run's lines so far, or
+             * (first rows) the earlier run's up to the restart */
+            int rc = shard_io_splice(path, m, m->at, rows, strlen(rows), "", why, sizeof why);
+            if (rc == 0)
+                m->at = m->size;
+            else if (rc < 0)
+                shard_error_set(err, SHARD_EXIT_IO, "'%s': cannot append: %s", path, why);
+            else
+                shard_output_csv_whole(path, header, m->at >= 0 ? LONG_MAX : o->resume_step, rows, m, err);
         }
     }
     return shard_comm_agree(c, err, 0) ? err->code : 0;

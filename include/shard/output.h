@@ -33,12 +33,13 @@
  * connectivity /particles/index (vertex cell g = the particle with global id g), HDF paths relative to DIR.
  * ParaView's three readers (XDMFReader, Xdmf3ReaderS/T) read it, every array with the same components (the
  * stress as a full 3x3 Tensor); Xdmf3 needs the .xmf named with a folder part ("./particles.xmf", not
- * "particles.xmf").  Rank 0 rewrites it after every complete output through a temporary file and a rename, so
- * after a crash it lists exactly the outputs that were complete.  Writing into a folder replaces files of the
- * same names there.  A table marked `points` (the rigid-body frames) gets an index of its own, DIR/<group>.xmf,
+ * "particles.xmf").  Rank 0 adds every complete output to it, so after a crash it lists exactly the outputs that
+ * were complete: the run's first output writes it whole (a temporary file and a rename), every later one appends
+ * its grid in place, in constant time (io/xdmf.h).  Writing into a folder replaces files of the same names
+ * there.  A table marked `points` (the rigid-body frames) gets an index of its own, DIR/<group>.xmf,
  * in the same form: one Polyvertex grid per file at the table's `position`, with its `index` column as the
  * connectivity and every other column as a point attribute.  A table marked `cells` (the cloth) gets DIR/<group>.xmf
- * (DIR/surfaces.xmf) in the same form too, rewritten in the same way: one Triangle grid per file with that table,
+ * (DIR/surfaces.xmf) in the same form too, written in the same way: one Triangle grid per file with that table,
  * its connectivity <group>/triangles, over the N points of /particles/position with the point attributes of
  * particles.xmf; each grid gives its own triangle count (after a restart, the earlier run's files that have the
  * table are listed again with the counts read from them; files without it have no grid).
@@ -98,7 +99,7 @@ typedef struct shard_output_table {
 
 /* Collective: writes DIR/particles_<step>.h5 with the columns (the same list on every rank; one must be
  * "position" (3 doubles) and one "global_id" (int64)) and the tables (the same groups and columns on every
- * rank; may be none), then rewrites the XDMF index on rank 0.  Returns 0, or SHARD_EXIT_IO with the same *err
+ * rank; may be none), then adds it to the XDMF index on rank 0.  Returns 0, or SHARD_EXIT_IO with the same *err
  * on every rank. */
 int shard_output_write(shard_output *o, shard_comm *c, long step, double time, size_t n_owned, int n_cols,
                        const shard_column *cols, int n_tables, const shard_output_table *tables, shard_error *err);
@@ -109,7 +110,8 @@ void shard_output_owners_changed(shard_output *o);
 
 /* Collective: appends rank 0's `rows` (CSV lines, each starting with the step) to DIR/name, which the run's
  * first append creates with `header` (after a restart at step S: keeps the earlier run's lines of steps <= S
- * and drops the rest, so the file has one history).  Written to a temporary file and renamed.  Returns 0 or
+ * and drops the rest, and a last row cut short by a killed append, so the file has one history).  The first
+ * append of a run writes the file whole (a temporary file and a rename), the later ones append in place.  Returns 0 or
  * SHARD_EXIT_IO with the same *err on every rank. */
 int shard_output_csv(shard_output *o, shard_comm *c, const char *name, const char *header, const char *rows,
                      shard_error *err);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A full disk during output and checkpoints: every case runs scenes/full_disk.yaml on a tmpfs file system of a
-# chosen size, so that the disk fills during the first output file, a later one, the XDMF rewrite, the first or
-# a later checkpoint (SHARD_FAULT_RESERVE=late, given to the test build SHARD_FAULTS, moves the point where the
-# space runs out into the datasets and the metadata flush of the file), at 1 and 3 ranks.  Every case must end with exit status 6 on every rank
+# chosen size, so that the disk fills during the first output file, a later one, the XDMF index written whole (at
+# the first output of a restart into a folder with an earlier run's files), the first or a later checkpoint
+# (SHARD_FAULT_RESERVE=late, given to the test build SHARD_FAULTS, moves the point where the space runs out into
+# the datasets and the metadata flush of the file), at 1 and 3 ranks.  Every case must end with exit status 6 on every rank
 # within 60 s, one message naming the file, no temporary file, no partial output file, the earlier outputs
 # unchanged, particles.xmf well-formed and listing exactly the outputs on disk, and the earlier checkpoints
 # loadable; from a later checkpoint the restart on another rank count gives the uninterrupted run's state hash.
@@ -95,8 +96,8 @@ xmf = lambda k: pages(len(head) + sum(len(g) for g in grids[:k]) + len(foot))   
 rows = open(os.path.join(ref, "decomposition.csv")).read().splitlines(True)
 csv = lambda k: pages(sum(len(r) for r in rows[:k + 1]))
 
-def events(last):
-    for s in range(0, last + 1):
+def events(first, last):
+    for s in range(first, last + 1):
         if s % OUT == 0:
             yield ("out", s)
             yield ("xmf", s)
@@ -104,18 +105,26 @@ def events(last):
         if s % CK == 0 and s > 0:
             yield ("ck", s)
 
-def plan(name, kind, step, late, frac):
-    files, outs, lower = {}, [], 0
-    for ev in events(step):
+# The XDMF index and decomposition.csv are written whole (a temporary file beside the old one, then a rename) at
+# the run's first output, and then grow in place by a grid or a row per output.  restart: the run continues from
+# the checkpoint of that step in a folder holding the reference run's files up to it (copied there first).
+def plan(name, kind, step, late, frac, restart=None):
+    files, outs, lower, whole = {}, [], 0, {"xmf", "csv"}
+    if restart is not None:
+        outs = list(range(0, restart + 1, OUT))
+        files = {"out_%d" % s: a_out for s in outs}
+        files.update({"ck_%d" % s: a_ck for s in range(CK, restart + 1, CK)[-KEEP:]})
+        files.update(xmf=xmf(len(outs)), csv=csv(len(outs)))
+        lower = sum(files.values())
+    for ev in events(0 if restart is None else restart + 1, step):
         used = sum(files.values())
         if ev[0] == "out":
             need = a_out, a_out + MARGIN
         elif ev[0] == "ck":
             need = a_ck, a_ck + MARGIN
-        elif ev[0] == "csv":
-            need = (csv(len(outs)),) * 2
         else:
-            need = (xmf(len(outs)),) * 2
+            size = (xmf if ev[0] == "xmf" else csv)(len(outs))
+            need = (size if ev[0] in whole else size - files[ev[0]],) * 2
         if ev == (kind, step):
             upper = used + need[0]            # fewer pages than this: the write must fail
             if frac is None:
@@ -130,17 +139,16 @@ def plan(name, kind, step, late, frac):
             if kind == "xmf":
                 outs.pop()                    # an output whose index cannot be written is removed
             cks = sorted(int(f[3:]) for f in files if f.startswith("ck_"))
-            print(name, kind, step, "late" if late else "-", size, ",".join(map(str, outs)) or "-",
-                  ",".join(map(str, cks)) or "-")
+            print(name, kind, step, "late" if late else "restart:%d" % restart if restart is not None else "-", size,
+                  ",".join(map(str, outs)) or "-", ",".join(map(str, cks)) or "-")
             return
         lower = max(lower, used + need[1])    # at least this many pages: the earlier writes succeed
         if ev[0] == "out":
             files["out_%d" % ev[1]] = a_out
             outs.append(ev[1])
-        elif ev[0] == "xmf":
-            files["xmf"] = xmf(len(outs))
-        elif ev[0] == "csv":
-            files["csv"] = csv(len(outs))
+        elif ev[0] in ("xmf", "csv"):
+            files[ev[0]] = (xmf if ev[0] == "xmf" else csv)(len(outs))
+            whole.discard(ev[0])
         else:
             files["ck_%d" % ev[1]] = a_ck
             for s in sorted((int(f[3:]) for f in files if f.startswith("ck_")), reverse=True)[KEEP:]:
@@ -148,7 +156,9 @@ def plan(name, kind, step, late, frac):
 
 plan("output-first", "out", 0, False, None)
 plan("output-later", "out", 150, False, None)
-plan("xdmf-rewrite", "xmf", 200, False, None)
+# An index that grows by less than a page per output cannot be the one write that meets a full disk after the
+# output file (which needs MARGIN pages more while it is written); the index written whole can: the restart's.
+plan("xdmf-rewrite", "xmf", 210, False, None, restart=200)
 plan("checkpoint-first", "ck", 100, False, None)
 plan("checkpoint-later", "ck", 200, False, None)
 plan("late-output-first", "out", 0, True, 0.3)
@@ -189,10 +199,18 @@ while read -r name kind step mode pages outs cks; do
     mkdir -p "$dir"
     mount -t tmpfs -o size=$((pages * PAGE / 1024))k tmpfs "$dir" || { fail "$tag: mount"; continue; }
     MOUNTS+=("$dir")
-    envs=() bin=$SHARD
+    envs=() bin=$SHARD args=() src=$WORK/ref$n
     [ "$mode" = late ] && envs=(SHARD_FAULT_RESERVE=late) bin=$FAULTS
+    if [ "${mode%%:*}" = restart ]; then   # the 1-rank reference run's files up to that step, restarted from there
+      at=${mode#restart:} src=$WORK/ref1
+      for f in "$src"/*; do
+        s=$(basename "$f" | sed -n 's/^[a-z]*_0*\([0-9][0-9]*\)\.h5$/\1/p')
+        { [ -z "$s" ] || [ "$s" -le "$at" ]; } && cp "$f" "$dir/"
+      done
+      args=(--restart "$(printf '%s/checkpoint_%06d.h5' "$dir" "$at")")
+    fi
     t0=$EPOCHREALTIME
-    RUN_BIN=$bin run_shard $n "$dir.log" "${envs[@]}" -- run "$scene" --steps 250 --out "$dir"
+    RUN_BIN=$bin run_shard $n "$dir.log" "${envs[@]}" -- run "$scene" --steps 250 --out "$dir" "${args[@]}"
     secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     case $kind in
       out) file=$(printf 'particles_%06d.h5' "$step") ;;
@@ -221,7 +239,7 @@ while read -r name kind step mode pages outs cks; do
       bad=""
       for f in "$dir"/particles_*.h5; do
         [ -e "$f" ] || continue
-        h5diff -q "$f" "$WORK/ref$n/$(basename "$f")" > /dev/null 2>&1 || bad="$bad $(basename "$f")"
+        h5diff -q "$f" "$src/$(basename "$f")" > /dev/null 2>&1 || bad="$bad $(basename "$f")"
       done
       [ -z "$bad" ] && pass "$tag: earlier outputs identical to the uninterrupted run's" || fail "$tag: changed:$bad"
     fi

@@ -30,6 +30,21 @@ printf '%s\n' "$out" | grep -q "for 200 steps" && pass "restarted run ran 200 st
   fail "restarted run did not report 200 steps: $(printf '%s\n' "$out" | grep 'Loop time')"
 grids=$(grep -c '<Grid Name="step_' "$WORK/a/particles.xmf")
 expect_eq "XDMF after the restart lists all 9 outputs (0..400 every 50)" "$grids" 9
+# The restart wrote its index whole at its first output and appended the rest; the uninterrupted run appended
+# every grid: the same bytes.
+cmp -s "$WORK/full/particles.xmf" "$WORK/a/particles.xmf" &&
+  pass "XDMF after the restart equals the uninterrupted run's, byte for byte" ||
+  fail "XDMF after the restart differs: $(diff "$WORK/full/particles.xmf" "$WORK/a/particles.xmf" | head -5)"
+
+# A restart from an earlier checkpoint of a run that went further (to 400), to 350: its index and
+# decomposition.csv list 0..350, each step once, none beyond; a row cut short by a killed append is dropped.
+printf '37' >> "$WORK/full/decomposition.csv"
+shard_run 2 run "$scene" --restart "$WORK/full/checkpoint_000300.h5" --steps 350 --out "$WORK/full" > "$WORK/r350.log"
+want=$(seq -s ' ' 0 50 350)
+got=$(sed -n 's/.*<Grid Name="step_0*\([0-9][0-9]*\)".*/\1/p' "$WORK/full/particles.xmf" | paste -sd' ' -)
+expect_eq "XDMF after a restart at 300 to 350 of a run that went to 400: 0..350, each once" "$got" "$want"
+got=$(tail -n +2 "$WORK/full/decomposition.csv" | cut -d, -f1 | paste -sd' ' -)
+expect_eq "decomposition.csv after it: 0..350, each once, no row cut short" "$got" "$want"
 
 # 4 -> 2: 100 steps on 4 ranks, then 2 ranks from step 100 with the scene stored in the checkpoint.
 shard_run 4 run "$scene" --steps 100 --out "$WORK/b" > "$WORK/b.log"
