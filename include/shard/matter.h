@@ -29,8 +29,8 @@
  *   - state of their own that is not per particle (body poses, contact memories): replicated on every rank,
  *     saved to and loaded from checkpoints as one record (state_size, state_save, state_load), released by
  *     finish;
- *   - per-body frames for output (frames), their share of the diagnostics (body_diag) and lines for the
- *     diagnostics and the end report (diag_line, report).
+ *   - per-body frames for output (frames) and their share of the diagnostics (body_diag).
+ * Any kind may add text to the diagnostics line and the end report (diag_line, report).
  */
 #ifndef SHARD_MATTER_H
 #define SHARD_MATTER_H
