@@ -404,6 +404,11 @@ static int shard_scene_check_text(const char *path, const char *text, size_t len
  * section's key, read into the module's struct). */
 static int shard_scene_parse_top(shard_scene_ctx *c, const shard_scene_node *root, shard_scene *scene)
 {
+    /* Keys that moved to a kind's section: said so, rather than "unknown key". */
+    const shard_scene_node *run = shard_scene_map_get(root, "run", NULL), *key = NULL;
+    if (run && run->type == SHARD_YAML_MAP && shard_scene_map_get(run, "collision_passes", &key))
+        return shard_scene_fail(c, key, "run.collision_passes",
+                                "moved to the cloth's section: write `cloth: {collision_passes: N}`");
     shard_scene_field rows[SHARD_MATTER_MAX];
     shard_scene_section secs[SHARD_MATTER_MAX];
     shard_scene_part parts[SHARD_MATTER_MAX + 1] = {{.sec = &top_section, .base = scene}};
